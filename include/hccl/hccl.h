@@ -1,0 +1,138 @@
+/**
+ * @file hccl.h
+ * @brief hcomm: collective communication with the HCCL API, over UCX.
+ *
+ * Signatures, names and enum values follow Huawei HCCL's public headers so
+ * that code written for HCCL ports by recompiling. Calls marked
+ * "extension" have no HCCL equivalent. The calls that take an MPI_Comm are
+ * in hccl_mpi.h.
+ */
+#ifndef HCCL_H_
+#define HCCL_H_
+
+#include <hccl/hccl_types.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** hcomm version, as major * 10000 + minor * 100 + patch. */
+#define HCOMM_VERSION_CODE 100
+uint32_t HcommGetVersion(void); /**< extension: version of the loaded library */
+
+/* ------------------------------------------------------------------ */
+/* Communicator lifecycle                                              */
+/* ------------------------------------------------------------------ */
+
+/** On the root rank: produce the bootstrap info that every rank passes to
+ *  HcclCommInitRootInfo. Opens a TCP listening socket (HCCL_IF_IP,
+ *  HCCL_SOCKET_IFNAME, HCCL_IF_BASE_PORT). */
+HcclResult HcclGetRootInfo(HcclRootInfo *rootInfo);
+/** Collective over nRanks processes: build a communicator from root info. */
+HcclResult HcclCommInitRootInfo(uint32_t nRanks, const HcclRootInfo *rootInfo,
+                                uint32_t rank, HcclComm *comm);
+/** As HcclCommInitRootInfo, with a configuration (see HcclCommConfigInit). */
+HcclResult HcclCommInitRootInfoConfig(uint32_t nRanks, const HcclRootInfo *rootInfo,
+                                      uint32_t rank, const HcclCommConfig *config,
+                                      HcclComm *comm);
+/** Build a communicator from an HCCL rank-table JSON file. */
+HcclResult HcclCommInitClusterInfo(const char *clusterInfo, uint32_t rank, HcclComm *comm);
+/** Destroy a communicator (local; waits for its operations to finish). */
+HcclResult HcclCommDestroy(HcclComm comm);
+HcclResult HcclGetRankSize(HcclComm comm, uint32_t *rankSize);
+HcclResult HcclGetRankId(HcclComm comm, uint32_t *rank);
+/** Copy the communicator's name (at most 128 bytes with the NUL). */
+HcclResult HcclGetCommName(HcclComm comm, char *commName);
+/** The first error of an asynchronous (stream) operation, or HCCL_SUCCESS. */
+HcclResult HcclGetCommAsyncError(HcclComm comm, HcclResult *asyncError);
+/** Extension: cancel everything in flight on comm; later calls fail fast
+ *  until the communicator is destroyed. */
+HcclResult HcclCommAbort(HcclComm comm);
+/** A static, human-readable description of a result code. */
+const char *HcclGetErrorString(HcclResult code);
+/** Fill a configuration with "unset" values (the environment applies). */
+void HcclCommConfigInit(HcclCommConfig *config);
+
+/* ------------------------------------------------------------------ */
+/* Dynamic communicators (extensions unless marked)                    */
+/* ------------------------------------------------------------------ */
+
+/** MPI_Comm_split semantics over comm; HCCL_SPLIT_NOCOLOR gives NULL. */
+HcclResult HcclCommSplit(HcclComm comm, int color, int key, HcclComm *newComm);
+/** Collective over the listed parent ranks only; new rank = index in list. */
+HcclResult HcclCommCreateGroup(HcclComm *newComm, HcclComm parent,
+                               uint32_t nRanks, const uint32_t *parentRankIds);
+/** HCCL: sub-communicator over rankIds (world ranks of comm). */
+HcclResult HcclCreateSubCommConfig(HcclComm *comm, uint32_t rankNum, uint32_t *rankIds,
+                                   uint64_t subCommId, uint32_t subCommRankId,
+                                   HcclCommConfig *config, HcclComm *subComm);
+/** Collective over current members: admit a newcomer at rank newRank. */
+HcclResult HcclCommAddMember(HcclComm comm, uint32_t newRank);
+/** Collective over survivors: drop failedRank (which may be dead or hung). */
+HcclResult HcclCommRemoveMember(HcclComm comm, uint32_t failedRank);
+/** The newcomer's side of HcclCommAddMember. */
+HcclResult HcclCommJoin(const char *joinInfo, HcclComm *comm);
+/** A string that a newcomer passes to HcclCommJoin. */
+HcclResult HcclCommGetJoinInfo(HcclComm comm, char *joinInfo, size_t len);
+
+/* ------------------------------------------------------------------ */
+/* Collectives and point-to-point (stream: NULL = blocking)            */
+/* ------------------------------------------------------------------ */
+
+HcclResult HcclAllReduce(void *sendBuf, void *recvBuf, uint64_t count,
+                         HcclDataType dataType, HcclReduceOp op, HcclComm comm,
+                         void *stream);
+HcclResult HcclBroadcast(void *buf, uint64_t count, HcclDataType dataType,
+                         uint32_t root, HcclComm comm, void *stream);
+HcclResult HcclReduce(void *sendBuf, void *recvBuf, uint64_t count,
+                      HcclDataType dataType, HcclReduceOp op, uint32_t root,
+                      HcclComm comm, void *stream);
+HcclResult HcclReduceScatter(void *sendBuf, void *recvBuf, uint64_t recvCount,
+                             HcclDataType dataType, HcclReduceOp op, HcclComm comm,
+                             void *stream);
+HcclResult HcclAllGather(void *sendBuf, void *recvBuf, uint64_t sendCount,
+                         HcclDataType dataType, HcclComm comm, void *stream);
+HcclResult HcclScatter(void *sendBuf, void *recvBuf, uint64_t recvCount,
+                       HcclDataType dataType, uint32_t root, HcclComm comm,
+                       void *stream);
+HcclResult HcclAlltoAll(const void *sendBuf, uint64_t sendCount, HcclDataType sendType,
+                        const void *recvBuf, uint64_t recvCount, HcclDataType recvType,
+                        HcclComm comm, void *stream);
+/** Counts and displacements are uint64_t arrays, in elements. */
+HcclResult HcclAlltoAllV(const void *sendBuf, const void *sendCounts, const void *sdispls,
+                         HcclDataType sendType, const void *recvBuf,
+                         const void *recvCounts, const void *rdispls,
+                         HcclDataType recvType, HcclComm comm, void *stream);
+HcclResult HcclSend(void *sendBuf, uint64_t count, HcclDataType dataType,
+                    uint32_t destRank, HcclComm comm, void *stream);
+HcclResult HcclRecv(void *recvBuf, uint64_t count, HcclDataType dataType,
+                    uint32_t srcRank, HcclComm comm, void *stream);
+HcclResult HcclBarrier(HcclComm comm, void *stream);
+/** Calls between HcclGroupStart and HcclGroupEnd are posted together. */
+HcclResult HcclGroupStart(void);
+HcclResult HcclGroupEnd(void);
+
+/** Extension: gradient fusion. Reduces num_ops tensors in few transfers. */
+HcclResult HcclAllReduceMulti(const void **inputs, void **outputs,
+                              const uint64_t *counts, size_t num_ops,
+                              HcclDataType dtype, HcclReduceOp op, HcclComm comm,
+                              void *stream);
+
+/* ------------------------------------------------------------------ */
+/* Streams (extension)                                                 */
+/* ------------------------------------------------------------------ */
+
+HcclResult HcclStreamCreate(HcclStream *stream);
+/** Higher priority runs first. */
+HcclResult HcclStreamCreateWithPriority(HcclStream *stream, int priority);
+/** CUDA builds only; HCCL_E_NOT_SUPPORT otherwise. */
+HcclResult HcclStreamCreateFromCuda(HcclStream *stream, void *cudaStream);
+HcclResult HcclStreamSynchronize(HcclStream stream);
+/** HCCL_SUCCESS when everything enqueued is done, HCCL_E_AGAIN if pending. */
+HcclResult HcclStreamQuery(HcclStream stream);
+HcclResult HcclStreamDestroy(HcclStream stream);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* HCCL_H_ */

@@ -1,0 +1,72 @@
+/*
+ * src/exec.h - the schedule executor: the one state machine in hcomm.
+ *
+ * hc_exec_start binds a schedule to buffers and a transport; every call to
+ * hc_exec_progress posts the steps whose dependencies are done, runs local
+ * steps (REDUCE, COPY) and collects completions, without ever blocking.
+ * Waiting (and the deadline) belongs to the caller, so the same executor
+ * serves blocking calls, streams and the in-process loopback tests.
+ */
+#ifndef HC_EXEC_H_
+#define HC_EXEC_H_
+
+#include <stddef.h>
+#include <stdint.h>
+#include <hccl/hccl_types.h>
+#include "../coll/coll.h"
+#include "transport.h"
+
+/* 64-bit UCX tag: | src rank 16 | comm id 20 | op seq 8 | step tag 20 | */
+#define HC_TAG_SRC_BITS 16
+#define HC_TAG_COMM_BITS 20
+#define HC_TAG_SEQ_BITS 8
+#define HC_TAG_P2P_SEQ 0xffu /* seq value reserved for Send/Recv */
+static inline uint64_t hc_tag_make(uint32_t src, uint32_t comm_id, uint32_t seq, uint32_t step)
+{
+    return ((uint64_t)(src & 0xffffu) << 48) | ((uint64_t)(comm_id & 0xfffffu) << 28) |
+           ((uint64_t)(seq & 0xffu) << 20) | (uint64_t)(step & HC_TAG_MAX);
+}
+
+enum { HC_ST_WAIT = 0, HC_ST_POSTED = 1, HC_ST_DONE = 2 };
+
+typedef struct hc_exec {
+    const hc_sched_t *s;
+    char *base[HC_NBUFS];
+    const hc_transport_ops_t *tp;
+    void *tctx;
+    uint32_t rank, comm_id, seq;
+    HcclDataType dtype;
+    HcclReduceOp op;
+    uint8_t *st;       /* per step: HC_ST_* */
+    hc_xfer_t *x;      /* per step (SEND/RECV) */
+    void *ws;          /* st and x live here */
+    int ws_owned;
+    uint32_t lo;       /* steps below lo are all done */
+    uint32_t ndone;
+    uint32_t nissued;  /* steps started (posted or run) */
+    int status;        /* HCCL_E_AGAIN while running */
+    /* counters for diagnostics and the inter-host byte counter */
+    uint64_t bytes_sent;
+} hc_exec_t;
+
+/* Workspace bytes hc_exec_start needs for s (to cache with the schedule). */
+size_t hc_exec_ws_size(const hc_sched_t *s);
+
+/* Bind. bufs[HC_BUF_TMP] must hold s->tmp_bytes. ws: NULL (allocated here)
+ * or hc_exec_ws_size(s) bytes. Returns HCCL_SUCCESS or HCCL_E_MEMORY. */
+int hc_exec_start(hc_exec_t *e, const hc_sched_t *s, void *const bufs[HC_NBUFS],
+                  const hc_transport_ops_t *tp, void *tctx, uint32_t rank,
+                  uint32_t comm_id, uint32_t seq, HcclDataType dtype, HcclReduceOp op,
+                  void *ws);
+/* Advance without blocking: HCCL_E_AGAIN (running), HCCL_SUCCESS (done) or
+ * the error that stopped it. Does not call tp->progress itself. */
+int hc_exec_progress(hc_exec_t *e);
+/* Cancel whatever is posted; the executor is then finished with `rc`. */
+void hc_exec_cancel(hc_exec_t *e, int rc);
+/* Release the workspace if hc_exec_start allocated it. */
+void hc_exec_fini(hc_exec_t *e);
+/* Describe what it waits for: "step 5/12 RECV from rank 3 (tag 7, 4096 B)".
+ * Returns the index of the first posted or waiting step, or -1. */
+int hc_exec_describe_wait(const hc_exec_t *e, char *buf, size_t len, uint32_t *peer);
+
+#endif /* HC_EXEC_H_ */
