@@ -1,0 +1,22 @@
+/*
+ * src/api.h - shared by the public entry points (api_coll.c, group.c):
+ * argument checks that log the argument by name, and dispatch of an
+ * operation to a group, a stream or a blocking run.
+ */
+#ifndef HC_API_H_
+#define HC_API_H_
+
+#include <hccl/hccl.h>
+#include "comm.h"
+
+/* comm valid and not aborted; data type known (esize set). */
+int hc_api_check_comm_type(hc_comm_t *c, const char *fn, HcclDataType dt, size_t *esize);
+/* NULL with a non-zero count: HCCL_E_PTR naming `what`. */
+int hc_api_check_ptr(const char *fn, const char *what, const void *p, uint64_t count);
+
+/* Inside HcclGroupStart/End on this thread? */
+int hc_group_active(void);
+/* Queue a collective until HcclGroupEnd. */
+int hc_group_add_coll(hc_comm_t *c, const hc_op_t *op);
+
+#endif /* HC_API_H_ */

@@ -1,0 +1,371 @@
+/*
+ * src/api_coll.c - the collective entry points: check every argument
+ * (one log line naming the bad one, no communication started, no user
+ * buffer touched), describe the operation, dispatch it.
+ */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+#include <stdint.h>
+#include <string.h>
+#include <hccl/hccl.h>
+
+#include "api.h"
+#include "comm.h"
+#include "log.h"
+#include "reduce.h"
+
+int hc_api_check_comm_type(hc_comm_t *c, const char *fn, HcclDataType dt, size_t *esize)
+{
+    int rc = hc_comm_check(c, fn);
+    if (rc != HCCL_SUCCESS)
+        return rc;
+    if (c->aborted) {
+        HC_ERROR(HC_SUB_COLL, "%s: communicator %s was aborted (HcclCommAbort)", fn, c->name);
+        return HCCL_E_SUSPENDING;
+    }
+    *esize = hc_dtype_size(dt);
+    if (*esize == 0) {
+        HC_ERROR(HC_SUB_COLL, "%s: dataType %d is not a known HcclDataType", fn, (int)dt);
+        return HCCL_E_PARA;
+    }
+    return HCCL_SUCCESS;
+}
+
+int hc_api_check_ptr(const char *fn, const char *what, const void *p, uint64_t count)
+{
+    if (p == NULL && count > 0) {
+        HC_ERROR(HC_SUB_COLL, "%s: %s is NULL with count %llu", fn, what,
+                 (unsigned long long)count);
+        return HCCL_E_PTR;
+    }
+    return HCCL_SUCCESS;
+}
+
+static int check_op(const char *fn, HcclDataType dt, HcclReduceOp op)
+{
+    int rc = hc_reduce_check(dt, op);
+    if (rc == HCCL_E_PARA)
+        HC_ERROR(HC_SUB_COLL, "%s: op %d is not a known HcclReduceOp", fn, (int)op);
+    else if (rc != HCCL_SUCCESS)
+        HC_ERROR(HC_SUB_COLL, "%s: op %s is not supported for dataType %s", fn, hc_op_name(op),
+                 hc_dtype_name(dt));
+    return rc;
+}
+
+static int check_root(const char *fn, const char *what, uint32_t root, const hc_comm_t *c)
+{
+    if (root >= c->nranks) {
+        HC_ERROR(HC_SUB_COLL, "%s: %s %u is out of range (communicator %s has %u ranks)", fn,
+                 what, root, c->name, c->nranks);
+        return HCCL_E_PARA;
+    }
+    return HCCL_SUCCESS;
+}
+
+/* count * esize * mult must fit in 63 bits. */
+static int check_size(const char *fn, uint64_t count, size_t esize, uint64_t mult)
+{
+    if (count && (count > (UINT64_MAX >> 1) / esize / mult)) {
+        HC_ERROR(HC_SUB_COLL, "%s: count %llu is too large", fn, (unsigned long long)count);
+        return HCCL_E_PARA;
+    }
+    return HCCL_SUCCESS;
+}
+
+/* Regions [a, a+la) and [b, b+lb) overlap (both non-empty)? */
+static int overlap(const void *a, uint64_t la, const void *b, uint64_t lb)
+{
+    uintptr_t x = (uintptr_t)a, y = (uintptr_t)b;
+    return la && lb && x < y + lb && y < x + la;
+}
+
+static int bad_overlap(const char *fn)
+{
+    HC_ERROR(HC_SUB_COLL, "%s: sendBuf and recvBuf overlap, and not at the in-place position "
+             "API.md allows", fn);
+    return HCCL_E_PARA;
+}
+
+static void entry_log(const hc_comm_t *c, const char *fn, uint64_t count, HcclDataType dt,
+                      int op, int root)
+{
+    if (c->cfg.entry_log && HC_LOG_ON(HC_LOG_INFO, HC_SUB_COLL))
+        hc_log_write(HC_LOG_INFO, HC_SUB_COLL, __FILE__, __LINE__,
+                     "%s: comm %s rank %u/%u count %llu type %s%s%s root %d", fn, c->name,
+                     c->rank, c->nranks, (unsigned long long)count, hc_dtype_name(dt),
+                     op >= 0 ? " op " : "", op >= 0 ? hc_op_name((HcclReduceOp)op) : "", root);
+}
+
+static int dispatch(hc_comm_t *c, hc_op_t *op, void *stream)
+{
+    if (hc_group_active())
+        return hc_group_add_coll(c, op);
+    if (stream != NULL) {
+        HC_ERROR(HC_SUB_COLL, "%s: stream must be NULL (blocking) in this version of hcomm",
+                 op->api);
+        return HCCL_E_NOT_SUPPORT;
+    }
+    return hc_comm_run(c, op);
+}
+
+static void op_init(hc_op_t *op, const char *api, hc_coll_t coll, uint64_t count,
+                    HcclDataType dt, size_t esize, HcclReduceOp rop, void *send, void *recv)
+{
+    memset(op, 0, sizeof(*op));
+    op->api = api;
+    op->args.coll = coll;
+    op->args.count = count;
+    op->args.dtype = dt;
+    op->args.esize = esize;
+    op->args.op = rop;
+    op->user_op = rop;
+    op->send = send;
+    op->recv = recv;
+}
+
+#define CHECK(x) \
+    do { \
+        int rc_ = (x); \
+        if (rc_ != HCCL_SUCCESS) \
+            return (HcclResult)rc_; \
+    } while (0)
+
+HcclResult HcclAllReduce(void *sendBuf, void *recvBuf, uint64_t count, HcclDataType dataType,
+                         HcclReduceOp op, HcclComm comm, void *stream)
+{
+    static const char fn[] = "HcclAllReduce";
+    hc_comm_t *c = comm;
+    size_t es;
+    CHECK(hc_api_check_comm_type(c, fn, dataType, &es));
+    CHECK(check_op(fn, dataType, op));
+    CHECK(hc_api_check_ptr(fn, "sendBuf", sendBuf, count));
+    CHECK(hc_api_check_ptr(fn, "recvBuf", recvBuf, count));
+    CHECK(check_size(fn, count, es, 1));
+    entry_log(c, fn, count, dataType, op, -1);
+    if (count == 0)
+        return HCCL_SUCCESS;
+    int in_place = sendBuf == recvBuf;
+    if (!in_place && overlap(sendBuf, count * es, recvBuf, count * es))
+        return bad_overlap(fn);
+    hc_op_t o;
+    op_init(&o, fn, HC_COLL_ALLREDUCE, count, dataType, es, op, sendBuf, recvBuf);
+    o.args.in_place = in_place;
+    return dispatch(c, &o, stream);
+}
+
+HcclResult HcclBroadcast(void *buf, uint64_t count, HcclDataType dataType, uint32_t root,
+                         HcclComm comm, void *stream)
+{
+    static const char fn[] = "HcclBroadcast";
+    hc_comm_t *c = comm;
+    size_t es;
+    CHECK(hc_api_check_comm_type(c, fn, dataType, &es));
+    CHECK(check_root(fn, "root", root, c));
+    CHECK(hc_api_check_ptr(fn, "buf", buf, count));
+    CHECK(check_size(fn, count, es, 1));
+    entry_log(c, fn, count, dataType, -1, (int)root);
+    if (count == 0)
+        return HCCL_SUCCESS;
+    hc_op_t o;
+    op_init(&o, fn, HC_COLL_BROADCAST, count, dataType, es, HCCL_REDUCE_SUM, buf, buf);
+    o.args.root = root;
+    o.args.in_place = 1;
+    return dispatch(c, &o, stream);
+}
+
+HcclResult HcclReduce(void *sendBuf, void *recvBuf, uint64_t count, HcclDataType dataType,
+                      HcclReduceOp op, uint32_t root, HcclComm comm, void *stream)
+{
+    static const char fn[] = "HcclReduce";
+    hc_comm_t *c = comm;
+    size_t es;
+    CHECK(hc_api_check_comm_type(c, fn, dataType, &es));
+    CHECK(check_op(fn, dataType, op));
+    CHECK(check_root(fn, "root", root, c));
+    CHECK(hc_api_check_ptr(fn, "sendBuf", sendBuf, count));
+    if (c->rank == root)
+        CHECK(hc_api_check_ptr(fn, "recvBuf (at the root)", recvBuf, count));
+    CHECK(check_size(fn, count, es, 1));
+    entry_log(c, fn, count, dataType, op, (int)root);
+    if (count == 0)
+        return HCCL_SUCCESS;
+    int in_place = c->rank == root && sendBuf == recvBuf;
+    if (c->rank == root && !in_place && overlap(sendBuf, count * es, recvBuf, count * es))
+        return bad_overlap(fn);
+    hc_op_t o;
+    op_init(&o, fn, HC_COLL_REDUCE, count, dataType, es, op, sendBuf,
+            c->rank == root ? recvBuf : NULL);
+    o.args.root = root;
+    o.args.in_place = in_place;
+    return dispatch(c, &o, stream);
+}
+
+HcclResult HcclReduceScatter(void *sendBuf, void *recvBuf, uint64_t recvCount,
+                             HcclDataType dataType, HcclReduceOp op, HcclComm comm,
+                             void *stream)
+{
+    static const char fn[] = "HcclReduceScatter";
+    hc_comm_t *c = comm;
+    size_t es;
+    CHECK(hc_api_check_comm_type(c, fn, dataType, &es));
+    CHECK(check_op(fn, dataType, op));
+    CHECK(hc_api_check_ptr(fn, "sendBuf", sendBuf, recvCount));
+    CHECK(hc_api_check_ptr(fn, "recvBuf", recvBuf, recvCount));
+    CHECK(check_size(fn, recvCount, es, c->nranks));
+    entry_log(c, fn, recvCount, dataType, op, -1);
+    if (recvCount == 0)
+        return HCCL_SUCCESS;
+    uint64_t blk = recvCount * es;
+    int in_place = (char *)recvBuf == (char *)sendBuf + (uint64_t)c->rank * blk;
+    if (!in_place && overlap(sendBuf, blk * c->nranks, recvBuf, blk))
+        return bad_overlap(fn);
+    hc_op_t o;
+    op_init(&o, fn, HC_COLL_REDUCESCATTER, recvCount, dataType, es, op, sendBuf, recvBuf);
+    o.args.in_place = in_place;
+    return dispatch(c, &o, stream);
+}
+
+HcclResult HcclAllGather(void *sendBuf, void *recvBuf, uint64_t sendCount,
+                         HcclDataType dataType, HcclComm comm, void *stream)
+{
+    static const char fn[] = "HcclAllGather";
+    hc_comm_t *c = comm;
+    size_t es;
+    CHECK(hc_api_check_comm_type(c, fn, dataType, &es));
+    CHECK(hc_api_check_ptr(fn, "sendBuf", sendBuf, sendCount));
+    CHECK(hc_api_check_ptr(fn, "recvBuf", recvBuf, sendCount));
+    CHECK(check_size(fn, sendCount, es, c->nranks));
+    entry_log(c, fn, sendCount, dataType, -1, -1);
+    if (sendCount == 0)
+        return HCCL_SUCCESS;
+    uint64_t blk = sendCount * es;
+    int in_place = (char *)sendBuf == (char *)recvBuf + (uint64_t)c->rank * blk;
+    if (!in_place && overlap(sendBuf, blk, recvBuf, blk * c->nranks))
+        return bad_overlap(fn);
+    hc_op_t o;
+    op_init(&o, fn, HC_COLL_ALLGATHER, sendCount, dataType, es, HCCL_REDUCE_SUM, sendBuf,
+            recvBuf);
+    o.args.in_place = in_place;
+    return dispatch(c, &o, stream);
+}
+
+HcclResult HcclScatter(void *sendBuf, void *recvBuf, uint64_t recvCount, HcclDataType dataType,
+                       uint32_t root, HcclComm comm, void *stream)
+{
+    static const char fn[] = "HcclScatter";
+    hc_comm_t *c = comm;
+    size_t es;
+    CHECK(hc_api_check_comm_type(c, fn, dataType, &es));
+    CHECK(check_root(fn, "root", root, c));
+    if (c->rank == root)
+        CHECK(hc_api_check_ptr(fn, "sendBuf (at the root)", sendBuf, recvCount));
+    CHECK(hc_api_check_ptr(fn, "recvBuf", recvBuf, recvCount));
+    CHECK(check_size(fn, recvCount, es, c->nranks));
+    entry_log(c, fn, recvCount, dataType, -1, (int)root);
+    if (recvCount == 0)
+        return HCCL_SUCCESS;
+    uint64_t blk = recvCount * es;
+    int in_place = 0;
+    if (c->rank == root) {
+        in_place = (char *)recvBuf == (char *)sendBuf + (uint64_t)root * blk;
+        if (!in_place && overlap(sendBuf, blk * c->nranks, recvBuf, blk))
+            return bad_overlap(fn);
+    }
+    hc_op_t o;
+    op_init(&o, fn, HC_COLL_SCATTER, recvCount, dataType, es, HCCL_REDUCE_SUM,
+            c->rank == root ? sendBuf : NULL, recvBuf);
+    o.args.root = root;
+    o.args.in_place = in_place;
+    return dispatch(c, &o, stream);
+}
+
+static int check_same_type(const char *fn, HcclDataType s, HcclDataType r)
+{
+    if (s != r) {
+        HC_ERROR(HC_SUB_COLL, "%s: sendType %d and recvType %d differ; hcomm moves bytes and "
+                 "needs one type", fn, (int)s, (int)r);
+        return HCCL_E_PARA;
+    }
+    return HCCL_SUCCESS;
+}
+
+HcclResult HcclAlltoAll(const void *sendBuf, uint64_t sendCount, HcclDataType sendType,
+                        const void *recvBuf, uint64_t recvCount, HcclDataType recvType,
+                        HcclComm comm, void *stream)
+{
+    static const char fn[] = "HcclAlltoAll";
+    hc_comm_t *c = comm;
+    size_t es, es2;
+    CHECK(hc_api_check_comm_type(c, fn, sendType, &es));
+    CHECK(hc_api_check_comm_type(c, fn, recvType, &es2));
+    CHECK(check_same_type(fn, sendType, recvType));
+    if (sendCount != recvCount) {
+        HC_ERROR(HC_SUB_COLL, "%s: sendCount %llu != recvCount %llu", fn,
+                 (unsigned long long)sendCount, (unsigned long long)recvCount);
+        return HCCL_E_PARA;
+    }
+    CHECK(hc_api_check_ptr(fn, "sendBuf", sendBuf, sendCount));
+    CHECK(hc_api_check_ptr(fn, "recvBuf", recvBuf, recvCount));
+    CHECK(check_size(fn, sendCount, es, c->nranks));
+    entry_log(c, fn, sendCount, sendType, -1, -1);
+    if (sendCount == 0)
+        return HCCL_SUCCESS;
+    uint64_t total = sendCount * es * c->nranks;
+    if (overlap(sendBuf, total, recvBuf, total))
+        return bad_overlap(fn);
+    hc_op_t o;
+    op_init(&o, fn, HC_COLL_ALLTOALL, sendCount, sendType, es, HCCL_REDUCE_SUM,
+            (void *)sendBuf, (void *)recvBuf);
+    return dispatch(c, &o, stream);
+}
+
+HcclResult HcclAlltoAllV(const void *sendBuf, const void *sendCounts, const void *sdispls,
+                         HcclDataType sendType, const void *recvBuf, const void *recvCounts,
+                         const void *rdispls, HcclDataType recvType, HcclComm comm,
+                         void *stream)
+{
+    static const char fn[] = "HcclAlltoAllV";
+    hc_comm_t *c = comm;
+    size_t es, es2;
+    CHECK(hc_api_check_comm_type(c, fn, sendType, &es));
+    CHECK(hc_api_check_comm_type(c, fn, recvType, &es2));
+    CHECK(check_same_type(fn, sendType, recvType));
+    CHECK(hc_api_check_ptr(fn, "sendCounts", sendCounts, 1));
+    CHECK(hc_api_check_ptr(fn, "sdispls", sdispls, 1));
+    CHECK(hc_api_check_ptr(fn, "recvCounts", recvCounts, 1));
+    CHECK(hc_api_check_ptr(fn, "rdispls", rdispls, 1));
+    const uint64_t *sc = sendCounts, *sd = sdispls, *rcn = recvCounts, *rd = rdispls;
+    uint64_t sany = 0, rany = 0;
+    for (uint32_t i = 0; i < c->nranks; i++) {
+        CHECK(check_size(fn, sc[i], es, 1));
+        CHECK(check_size(fn, rcn[i], es, 1));
+        CHECK(check_size(fn, sd[i], es, 1));
+        CHECK(check_size(fn, rd[i], es, 1));
+        sany |= sc[i];
+        rany |= rcn[i];
+    }
+    CHECK(hc_api_check_ptr(fn, "sendBuf", sendBuf, sany));
+    CHECK(hc_api_check_ptr(fn, "recvBuf", recvBuf, rany));
+    entry_log(c, fn, 0, sendType, -1, -1);
+    hc_op_t o;
+    op_init(&o, fn, HC_COLL_ALLTOALLV, 0, sendType, es, HCCL_REDUCE_SUM, (void *)sendBuf,
+            (void *)recvBuf);
+    o.args.scounts = sc;
+    o.args.sdispls = sd;
+    o.args.rcounts = rcn;
+    o.args.rdispls = rd;
+    return dispatch(c, &o, stream);
+}
+
+HcclResult HcclBarrier(HcclComm comm, void *stream)
+{
+    static const char fn[] = "HcclBarrier";
+    hc_comm_t *c = comm;
+    size_t es;
+    CHECK(hc_api_check_comm_type(c, fn, HCCL_DATA_TYPE_INT8, &es));
+    entry_log(c, fn, 0, HCCL_DATA_TYPE_INT8, -1, -1);
+    hc_op_t o;
+    op_init(&o, fn, HC_COLL_BARRIER, 0, HCCL_DATA_TYPE_INT8, 1, HCCL_REDUCE_SUM, NULL, NULL);
+    return dispatch(c, &o, stream);
+}

@@ -1,0 +1,235 @@
+/* src/context.c - the per-process context (see context.h). */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+#include "context.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+#include <hccl/hccl.h>
+
+#include "log.h"
+#include "transport_ucx.h"
+#include "../topo/topo.h"
+
+static pthread_mutex_t g_ctx_lock = PTHREAD_MUTEX_INITIALIZER;
+static hc_context_t *g_ctx;
+/* Counters outlive contexts so a test can read them after destroying. */
+static uint64_t g_eps, g_bufs, g_bytes;
+
+static uint64_t make_uid(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    char host[HC_HOST_MAX] = "";
+    gethostname(host, sizeof(host) - 1);
+    uint64_t h = 1469598103934665603ull; /* FNV-1a over host, pid, time */
+    for (const char *p = host; *p; p++)
+        h = (h ^ (uint8_t)*p) * 1099511628211ull;
+    uint64_t mix[3] = {(uint64_t)getpid(), (uint64_t)ts.tv_sec, (uint64_t)ts.tv_nsec};
+    for (int i = 0; i < 3; i++)
+        for (int b = 0; b < 8; b++)
+            h = (h ^ ((mix[i] >> (8 * b)) & 0xff)) * 1099511628211ull;
+    return h ? h : 1;
+}
+
+static void ctx_destroy(hc_context_t *ctx)
+{
+    for (uint32_t i = 0; i < ctx->npeers; i++) {
+        if (ctx->peers[i]->ep)
+            hc_ucx_ep_close(ctx, ctx->peers[i]->ep, ctx->peers[i]->failed != 0);
+        free(ctx->peers[i]);
+    }
+    free(ctx->peers);
+    while (ctx->free_tmp) { /* tmp_hdr_t chain (see below) */
+        hc_tmpbuf_t *b = ctx->free_tmp;
+        ctx->free_tmp = b->next;
+        munmap(b, b->size);
+    }
+    hc_ucx_fini(ctx);
+    pthread_mutex_destroy(&ctx->lock);
+    free(ctx);
+}
+
+int hc_ctx_acquire(hc_context_t **out)
+{
+    const hc_config_t *env;
+    int rc = hc_env_global(&env);
+    if (rc != HCCL_SUCCESS)
+        return rc;
+    pthread_mutex_lock(&g_ctx_lock);
+    if (g_ctx) {
+        g_ctx->refs++;
+        *out = g_ctx;
+        pthread_mutex_unlock(&g_ctx_lock);
+        return HCCL_SUCCESS;
+    }
+    hc_context_t *ctx = calloc(1, sizeof(*ctx));
+    if (ctx == NULL) {
+        pthread_mutex_unlock(&g_ctx_lock);
+        HC_ERROR(HC_SUB_INIT, "cannot allocate the process context");
+        return HCCL_E_MEMORY;
+    }
+    pthread_mutex_init(&ctx->lock, NULL);
+    ctx->env = env;
+    ctx->next_comm_id = 1;
+    rc = hc_ucx_init(ctx);
+    if (rc != HCCL_SUCCESS) {
+        pthread_mutex_destroy(&ctx->lock);
+        free(ctx);
+        pthread_mutex_unlock(&g_ctx_lock);
+        return rc;
+    }
+    hc_card_t *me = &ctx->self;
+    me->magic = HC_CARD_MAGIC;
+    me->version = HCOMM_VERSION_CODE;
+    me->abi = HC_ABI;
+    me->uid = make_uid();
+    me->pid = (int32_t)getpid();
+    gethostname(me->host, sizeof(me->host) - 1);
+    hc_topo_local_facts(me->topo, sizeof(me->topo));
+    ctx->refs = 1;
+    g_ctx = ctx;
+    *out = ctx;
+    pthread_mutex_unlock(&g_ctx_lock);
+    HC_INFO(HC_SUB_INIT, "process context created: host %s pid %d uid %016llx, UCX %s",
+            me->host, me->pid, (unsigned long long)me->uid, ucp_get_version_string());
+    return HCCL_SUCCESS;
+}
+
+void hc_ctx_release(hc_context_t *ctx)
+{
+    pthread_mutex_lock(&g_ctx_lock);
+    if (--ctx->refs == 0) {
+        g_ctx = NULL;
+        ctx_destroy(ctx);
+        HC_INFO(HC_SUB_INIT, "process context destroyed");
+    }
+    pthread_mutex_unlock(&g_ctx_lock);
+}
+
+uint32_t hc_ctx_add_peer(hc_context_t *ctx, const hc_card_t *card)
+{
+    for (uint32_t i = 0; i < ctx->npeers; i++) {
+        hc_peer_t *p = ctx->peers[i];
+        if (p->card.uid == card->uid) {
+            uint32_t keep_rank = p->card.rank;
+            p->card = *card;
+            p->card.rank = keep_rank;
+            return i;
+        }
+    }
+    if (ctx->npeers == ctx->peers_cap) {
+        uint32_t ncap = ctx->peers_cap ? ctx->peers_cap * 2 : 16;
+        hc_peer_t **np = realloc(ctx->peers, ncap * sizeof(*np));
+        if (np == NULL)
+            return UINT32_MAX;
+        ctx->peers = np;
+        ctx->peers_cap = ncap;
+    }
+    hc_peer_t *p = calloc(1, sizeof(*p));
+    if (p == NULL)
+        return UINT32_MAX;
+    p->card = *card;
+    ctx->peers[ctx->npeers] = p;
+    return ctx->npeers++;
+}
+
+ucp_ep_h hc_ctx_ep(hc_context_t *ctx, uint32_t peer, int *rc)
+{
+    hc_peer_t *p = ctx->peers[peer];
+    if (p->failed) {
+        *rc = p->failed;
+        return NULL;
+    }
+    if (p->ep == NULL) {
+        *rc = hc_ucx_ep_create(ctx, peer, &p->ep);
+        if (*rc != HCCL_SUCCESS)
+            return NULL;
+        ctx->n_eps_created++;
+        __atomic_add_fetch(&g_eps, 1, __ATOMIC_RELAXED);
+    }
+    *rc = HCCL_SUCCESS;
+    return p->ep;
+}
+
+/* Scratch buffers carry their descriptor in a hidden 64-byte header (size
+ * and free-list link), so taking and returning one never allocates. */
+typedef hc_tmpbuf_t tmp_hdr_t;
+#define TMP_HDR 64
+
+void *hc_ctx_tmp_get(hc_context_t *ctx, size_t size, int *rc)
+{
+    *rc = HCCL_SUCCESS;
+    if (size == 0)
+        return NULL;
+    pthread_mutex_lock(&ctx->lock);
+    tmp_hdr_t **best = NULL;
+    for (tmp_hdr_t **pp = &ctx->free_tmp; *pp; pp = &(*pp)->next)
+        if ((*pp)->size - TMP_HDR >= size && (best == NULL || (*pp)->size < (*best)->size))
+            best = pp;
+    if (best) {
+        tmp_hdr_t *h = *best;
+        *best = h->next;
+        pthread_mutex_unlock(&ctx->lock);
+        return (char *)h + TMP_HDR;
+    }
+    pthread_mutex_unlock(&ctx->lock);
+    /* Round up to 64 KiB; ask for huge pages from 2 MiB; pre-fault. */
+    size_t total = ((size + TMP_HDR + 65535) / 65536) * 65536;
+    void *m = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (m == MAP_FAILED) {
+        HC_ERROR(HC_SUB_INIT, "cannot map a %zu-byte scratch buffer: %m", total);
+        *rc = HCCL_E_MEMORY;
+        return NULL;
+    }
+#ifdef MADV_HUGEPAGE
+    if (total >= (2u << 20))
+        madvise(m, total, MADV_HUGEPAGE);
+#endif
+    memset(m, 0, total); /* first touch now, not on the critical path */
+    tmp_hdr_t *h = m;
+    h->size = total;
+    h->next = NULL;
+    __atomic_add_fetch(&g_bufs, 1, __ATOMIC_RELAXED);
+    __atomic_add_fetch(&g_bytes, total, __ATOMIC_RELAXED);
+    pthread_mutex_lock(&ctx->lock);
+    ctx->n_bufs_allocated++;
+    ctx->bytes_allocated += total;
+    pthread_mutex_unlock(&ctx->lock);
+    HC_TRACE(HC_SUB_INIT, "scratch buffer of %zu bytes allocated", total);
+    return (char *)m + TMP_HDR;
+}
+
+void hc_ctx_tmp_put(hc_context_t *ctx, void *ptr)
+{
+    if (ptr == NULL)
+        return;
+    tmp_hdr_t *h = (tmp_hdr_t *)((char *)ptr - TMP_HDR);
+    pthread_mutex_lock(&ctx->lock);
+    h->next = ctx->free_tmp;
+    ctx->free_tmp = h;
+    pthread_mutex_unlock(&ctx->lock);
+}
+
+int hc_ctx_progress(hc_context_t *ctx)
+{
+    pthread_mutex_lock(&ctx->lock);
+    int n = (int)ucp_worker_progress(ctx->worker);
+    pthread_mutex_unlock(&ctx->lock);
+    return n;
+}
+
+void hc_ctx_counters(uint64_t *eps, uint64_t *bufs, uint64_t *bytes)
+{
+    if (eps)
+        *eps = __atomic_load_n(&g_eps, __ATOMIC_RELAXED);
+    if (bufs)
+        *bufs = __atomic_load_n(&g_bufs, __ATOMIC_RELAXED);
+    if (bytes)
+        *bytes = __atomic_load_n(&g_bytes, __ATOMIC_RELAXED);
+}

@@ -1,0 +1,104 @@
+/*
+ * src/context.h - the process context: one per process, created with the
+ * first communicator and destroyed with the last.
+ *
+ * It owns the UCX context and worker, the address book of every peer ever
+ * seen (worker address, host, topology facts; endpoint created on first
+ * use), the pool of scratch buffers (allocated once, pre-faulted, reused
+ * by every communicator), and counters that tests read to prove that a
+ * split creates no endpoint and no buffer.
+ *
+ * Threads: the worker is created SERIALIZED and every use of it (posting,
+ * progress, endpoint creation) happens under ctx->lock, taken for one
+ * progress iteration at a time, never across a wait: two blocking calls on
+ * different communicators in different threads both make progress.
+ */
+#ifndef HC_CONTEXT_H_
+#define HC_CONTEXT_H_
+
+#include <pthread.h>
+#include <stdint.h>
+#include <ucp/api/ucp.h>
+
+#include "env.h"
+
+#define HC_HOST_MAX 64
+#define HC_ADDR_MAX 1536
+#define HC_TOPO_BLOB 512
+
+/* What each process tells the others at init (one fixed-size record, so
+ * the MPI bootstrap is a single MPI_Allgather). Also carries the settings
+ * that must agree across ranks, so a mismatch fails init on every rank. */
+typedef struct hc_card {
+    uint32_t magic;          /* HC_CARD_MAGIC */
+    uint32_t version;        /* HCOMM_VERSION_CODE */
+    uint32_t abi;            /* HC_ABI: layout of this record and the wire protocol */
+    uint32_t rank;           /* rank in the communicator being built */
+    int32_t status;          /* this rank's local init status: all fail together */
+    uint64_t uid;            /* unique id of the process (its context) */
+    uint32_t comm_id_proposal;
+    uint32_t deterministic;  /* must agree */
+    uint64_t buffsize;       /* must agree */
+    char algos[256];         /* forced algorithms, canonical text; must agree */
+    char host[HC_HOST_MAX];
+    int32_t pid;
+    uint32_t addr_len;
+    uint8_t topo[HC_TOPO_BLOB]; /* topo/'s facts about this process (opaque here) */
+    uint8_t addr[HC_ADDR_MAX];  /* UCX worker address */
+} hc_card_t;
+
+#define HC_CARD_MAGIC 0x68636f6du /* "hcom" */
+#define HC_ABI 1
+
+typedef struct hc_peer {
+    hc_card_t card;
+    ucp_ep_h ep;        /* NULL until first use */
+    int failed;         /* an error was seen on the endpoint (HCCL_E_*) */
+} hc_peer_t;
+
+/* Header of a pooled scratch buffer (it lives in the buffer's mapping). */
+typedef struct hc_tmpbuf {
+    struct hc_tmpbuf *next;
+    size_t size; /* of the whole mapping */
+} hc_tmpbuf_t;
+
+typedef struct hc_context {
+    pthread_mutex_t lock;
+    int refs;                   /* live communicators */
+    const hc_config_t *env;     /* process-wide environment */
+    ucp_context_h ucp;
+    ucp_worker_h worker;
+    size_t request_size;        /* ucp's request size (for our private slot) */
+    hc_card_t self;             /* this process's card (rank, proposal unset) */
+    hc_peer_t **peers;          /* the address book; entries never move */
+    uint32_t npeers, peers_cap;
+    uint32_t next_comm_id;      /* proposal for the next communicator id */
+    hc_tmpbuf_t *free_tmp;      /* scratch buffers not in use */
+    /* counters (read by tests through hc_ctx_counters) */
+    uint64_t n_eps_created, n_bufs_allocated, bytes_allocated;
+} hc_context_t;
+
+/* Take a reference on the process context, creating it if needed. */
+int hc_ctx_acquire(hc_context_t **ctx);
+/* Drop a reference; the last one destroys the context. */
+void hc_ctx_release(hc_context_t *ctx);
+
+/* Find a peer by uid or add it (ctx->lock held). Returns its index, or
+ * UINT32_MAX without memory. A known peer's card is refreshed. */
+uint32_t hc_ctx_add_peer(hc_context_t *ctx, const hc_card_t *card);
+/* The endpoint to a peer, created on first use (ctx->lock held). NULL after
+ * a failure, with *rc set. */
+ucp_ep_h hc_ctx_ep(hc_context_t *ctx, uint32_t peer, int *rc);
+
+/* A scratch buffer of at least `size` bytes, pre-faulted, from the pool;
+ * never fails for size 0 (returns NULL). */
+void *hc_ctx_tmp_get(hc_context_t *ctx, size_t size, int *rc);
+void hc_ctx_tmp_put(hc_context_t *ctx, void *ptr);
+
+/* Drive the worker once (takes ctx->lock). */
+int hc_ctx_progress(hc_context_t *ctx);
+
+/* Counters for tests: endpoints created, buffers allocated, their bytes. */
+void hc_ctx_counters(uint64_t *eps, uint64_t *bufs, uint64_t *bytes);
+
+#endif /* HC_CONTEXT_H_ */

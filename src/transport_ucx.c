@@ -1,0 +1,277 @@
+/*
+ * src/transport_ucx.c - hcomm's data path over UCX tagged messages.
+ *
+ * Every request carries a private slot (ucp_params.request_size) holding
+ * the hc_xfer_t it completes. Cancelling detaches the slot first, so a
+ * request that completes after its operation was abandoned (a hung peer
+ * that wakes up, a receive cancelled at the deadline) never writes into
+ * memory the caller has reused. Endpoints use peer error handling so that
+ * a dead peer fails the operation instead of hanging it; UCX then drops
+ * shared memory unless UCX_MM_ERROR_HANDLING=y, which we set unless the
+ * user did (UCX-FACTS.md).
+ */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+#include "transport_ucx.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <hccl/hccl.h>
+
+#include "comm.h"
+#include "log.h"
+
+typedef struct {
+    hc_xfer_t *x; /* NULL once detached */
+} req_slot_t;
+
+int hc_ucx_status_to_hccl(ucs_status_t st)
+{
+    switch (st) {
+    case UCS_OK:
+        return HCCL_SUCCESS;
+    case UCS_ERR_CANCELED:
+        return HCCL_E_TIMEOUT;
+    case UCS_ERR_NO_MEMORY:
+        return HCCL_E_MEMORY;
+    case UCS_ERR_MESSAGE_TRUNCATED:
+        return HCCL_E_INTERNAL;
+    case UCS_ERR_TIMED_OUT:
+        return HCCL_E_TIMEOUT;
+    default:
+        return HCCL_E_REMOTE; /* endpoint timeout, reset, unreachable, ... */
+    }
+}
+
+int hc_ucx_init(hc_context_t *ctx)
+{
+    ucp_config_t *config = NULL;
+    ucs_status_t st;
+    /* Peer error handling without shared memory would fall back to TCP. */
+    setenv("UCX_MM_ERROR_HANDLING", "y", 0);
+    st = ucp_config_read(NULL, NULL, &config);
+    if (st != UCS_OK) {
+        HC_ERROR(HC_SUB_TRANSPORT, "ucp_config_read failed: %s", ucs_status_string(st));
+        return HCCL_E_NETWORK;
+    }
+    ucp_params_t p;
+    memset(&p, 0, sizeof(p));
+    p.field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_REQUEST_SIZE |
+                   UCP_PARAM_FIELD_MT_WORKERS_SHARED;
+    p.features = UCP_FEATURE_TAG | UCP_FEATURE_RMA | UCP_FEATURE_WAKEUP;
+    p.request_size = sizeof(req_slot_t);
+    p.mt_workers_shared = 0;
+    st = ucp_init(&p, config, &ctx->ucp);
+    ucp_config_release(config);
+    if (st != UCS_OK) {
+        HC_ERROR(HC_SUB_TRANSPORT, "ucp_init failed: %s", ucs_status_string(st));
+        return HCCL_E_NETWORK;
+    }
+    ucp_worker_params_t wp;
+    memset(&wp, 0, sizeof(wp));
+    wp.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE;
+    wp.thread_mode = UCS_THREAD_MODE_SERIALIZED;
+    st = ucp_worker_create(ctx->ucp, &wp, &ctx->worker);
+    if (st != UCS_OK) {
+        HC_ERROR(HC_SUB_TRANSPORT, "ucp_worker_create failed: %s", ucs_status_string(st));
+        ucp_cleanup(ctx->ucp);
+        return HCCL_E_NETWORK;
+    }
+    ucp_address_t *addr;
+    size_t len;
+    st = ucp_worker_get_address(ctx->worker, &addr, &len);
+    if (st != UCS_OK) {
+        HC_ERROR(HC_SUB_TRANSPORT, "ucp_worker_get_address failed: %s", ucs_status_string(st));
+        ucp_worker_destroy(ctx->worker);
+        ucp_cleanup(ctx->ucp);
+        return HCCL_E_NETWORK;
+    }
+    if (len > HC_ADDR_MAX) {
+        HC_ERROR(HC_SUB_TRANSPORT,
+                 "UCX worker address is %zu bytes, more than the %d hcomm exchanges; "
+                 "restrict UCX_TLS or UCX_NET_DEVICES", len, HC_ADDR_MAX);
+        ucp_worker_release_address(ctx->worker, addr);
+        ucp_worker_destroy(ctx->worker);
+        ucp_cleanup(ctx->ucp);
+        return HCCL_E_NOT_SUPPORT;
+    }
+    memcpy(ctx->self.addr, addr, len);
+    ctx->self.addr_len = (uint32_t)len;
+    ucp_worker_release_address(ctx->worker, addr);
+    HC_INFO(HC_SUB_TRANSPORT, "UCX worker ready, address %zu bytes", len);
+    return HCCL_SUCCESS;
+}
+
+void hc_ucx_fini(hc_context_t *ctx)
+{
+    if (ctx->worker)
+        ucp_worker_destroy(ctx->worker);
+    if (ctx->ucp)
+        ucp_cleanup(ctx->ucp);
+    ctx->worker = NULL;
+    ctx->ucp = NULL;
+}
+
+typedef struct {
+    hc_context_t *ctx;
+    uint32_t peer;
+} ep_err_arg_t;
+
+static void ep_error_cb(void *arg, ucp_ep_h ep, ucs_status_t status)
+{
+    hc_context_t *ctx = arg;
+    for (uint32_t i = 0; i < ctx->npeers; i++) {
+        hc_peer_t *p = ctx->peers[i];
+        if (p->ep == ep) {
+            if (!p->failed)
+                HC_ERROR(HC_SUB_TRANSPORT, "connection to process %s:%d failed: %s",
+                         p->card.host, p->card.pid, ucs_status_string(status));
+            p->failed = hc_ucx_status_to_hccl(status);
+            return;
+        }
+    }
+}
+
+int hc_ucx_ep_create(hc_context_t *ctx, uint32_t peer, ucp_ep_h *ep)
+{
+    hc_peer_t *p = ctx->peers[peer];
+    ucp_ep_params_t ep_p;
+    memset(&ep_p, 0, sizeof(ep_p));
+    ep_p.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS | UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE |
+                      UCP_EP_PARAM_FIELD_ERR_HANDLER;
+    ep_p.address = (const ucp_address_t *)p->card.addr;
+    ep_p.err_mode = UCP_ERR_HANDLING_MODE_PEER;
+    ep_p.err_handler.cb = ep_error_cb;
+    ep_p.err_handler.arg = ctx;
+    ucs_status_t st = ucp_ep_create(ctx->worker, &ep_p, ep);
+    if (st != UCS_OK) {
+        HC_ERROR(HC_SUB_TRANSPORT, "cannot create an endpoint to %s:%d: %s", p->card.host,
+                 p->card.pid, ucs_status_string(st));
+        return hc_ucx_status_to_hccl(st);
+    }
+    HC_TRACE(HC_SUB_TRANSPORT, "endpoint to %s:%d created", p->card.host, p->card.pid);
+    return HCCL_SUCCESS;
+}
+
+void hc_ucx_ep_close(hc_context_t *ctx, ucp_ep_h ep, int force)
+{
+    ucp_request_param_t prm;
+    memset(&prm, 0, sizeof(prm));
+    prm.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
+    prm.flags = force ? UCP_EP_CLOSE_FLAG_FORCE : 0;
+    ucs_status_ptr_t r = ucp_ep_close_nbx(ep, &prm);
+    if (UCS_PTR_IS_PTR(r)) {
+        /* A graceful close waits for the peer; bound it (the peer may be
+         * gone or may already have destroyed its worker). */
+        for (int i = 0; i < 100000 && ucp_request_check_status(r) == UCS_INPROGRESS; i++)
+            ucp_worker_progress(ctx->worker);
+        if (ucp_request_check_status(r) == UCS_INPROGRESS) {
+            ucp_request_cancel(ctx->worker, r);
+        }
+        ucp_request_free(r);
+    }
+}
+
+/* ---- the data path -------------------------------------------------- */
+
+static void xfer_done(void *request, ucs_status_t status)
+{
+    req_slot_t *slot = request;
+    hc_xfer_t *x = slot->x;
+    if (x) {
+        x->req = NULL;
+        x->status = hc_ucx_status_to_hccl(status);
+    }
+    slot->x = NULL;
+    ucp_request_free(request);
+}
+
+static void send_cb(void *request, ucs_status_t status, void *user_data)
+{
+    xfer_done(request, status);
+}
+
+static void recv_cb(void *request, ucs_status_t status, const ucp_tag_recv_info_t *info,
+                    void *user_data)
+{
+    xfer_done(request, status);
+}
+
+static int finish_post(ucs_status_ptr_t r, hc_xfer_t *x)
+{
+    if (r == NULL) {
+        x->req = NULL;
+        x->status = HCCL_SUCCESS;
+        return HCCL_SUCCESS;
+    }
+    if (UCS_PTR_IS_ERR(r)) {
+        x->req = NULL;
+        x->status = hc_ucx_status_to_hccl(UCS_PTR_STATUS(r));
+        return HCCL_SUCCESS; /* the executor sees the failed status */
+    }
+    req_slot_t *slot = r;
+    slot->x = x;
+    x->req = r;
+    return HCCL_SUCCESS;
+}
+
+static int ucx_isend(void *tctx, uint32_t peer, const void *buf, size_t len, uint64_t tag,
+                     hc_xfer_t *x)
+{
+    hc_comm_t *c = tctx;
+    int rc;
+    ucp_ep_h ep = hc_ctx_ep(c->ctx, c->peer[peer], &rc);
+    if (ep == NULL)
+        return rc;
+    ucp_request_param_t prm;
+    prm.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_DATATYPE;
+    prm.cb.send = send_cb;
+    prm.datatype = ucp_dt_make_contig(1);
+    return finish_post(ucp_tag_send_nbx(ep, buf, len, tag, &prm), x);
+}
+
+static int ucx_irecv(void *tctx, uint32_t peer, void *buf, size_t len, uint64_t tag,
+                     hc_xfer_t *x)
+{
+    hc_comm_t *c = tctx;
+    hc_peer_t *p = c->ctx->peers[c->peer[peer]];
+    if (p->failed)
+        return p->failed;
+    ucp_request_param_t prm;
+    prm.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_DATATYPE;
+    prm.cb.recv = recv_cb;
+    prm.datatype = ucp_dt_make_contig(1);
+    return finish_post(ucp_tag_recv_nbx(c->ctx->worker, buf, len, tag, (ucp_tag_t)-1, &prm),
+                       x);
+}
+
+static void ucx_cancel(void *tctx, hc_xfer_t *x)
+{
+    hc_comm_t *c = tctx;
+    void *r = x->req;
+    if (r) {
+        req_slot_t *slot = r;
+        slot->x = NULL; /* detach: the callback frees the request later */
+        x->req = NULL;
+        /* Receives can be cancelled; a send completes when the peer reads
+         * it or fails when its endpoint is closed. */
+        ucp_request_cancel(c->ctx->worker, r);
+    }
+    if (x->status == HCCL_E_AGAIN)
+        x->status = HCCL_E_TIMEOUT;
+}
+
+static int ucx_progress(void *tctx)
+{
+    hc_comm_t *c = tctx;
+    return (int)ucp_worker_progress(c->ctx->worker);
+}
+
+const hc_transport_ops_t hc_ucx_ops = {
+    .name = "ucx",
+    .isend = ucx_isend,
+    .irecv = ucx_irecv,
+    .cancel = ucx_cancel,
+    .progress = ucx_progress,
+};

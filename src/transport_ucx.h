@@ -1,0 +1,17 @@
+/*
+ * src/transport_ucx.h - UCX: context/worker setup, endpoints, and the
+ * hc_transport_ops_t that the executor drives (tagged sends/receives).
+ */
+#ifndef HC_TRANSPORT_UCX_H_
+#define HC_TRANSPORT_UCX_H_
+
+#include <ucp/api/ucp.h>
+#include "context.h"
+
+int hc_ucx_init(hc_context_t *ctx);     /* context, worker, own address */
+void hc_ucx_fini(hc_context_t *ctx);
+int hc_ucx_ep_create(hc_context_t *ctx, uint32_t peer, ucp_ep_h *ep);
+void hc_ucx_ep_close(hc_context_t *ctx, ucp_ep_h ep, int force);
+int hc_ucx_status_to_hccl(ucs_status_t st);
+
+#endif /* HC_TRANSPORT_UCX_H_ */
