@@ -16,6 +16,7 @@
 #define HC_ENV_STR_MAX 1600
 #define HC_ENV_PATH_MAX 1024
 #define HC_MAX_GROUPS 1024
+#define HC_ENV_UNKNOWN_MAX 1024
 
 typedef struct hc_config {
     /* logging */
@@ -54,6 +55,9 @@ typedef struct hc_config {
     char *groups[HC_MAX_GROUPS];       /* HCCL_GROUP_<n> values (owned; NULL = unset) */
     /* tracing */
     char trace_file[HC_ENV_PATH_MAX];  /* HCCL_TRACE_FILE */
+    /* HCCL_* names in the environment that hcomm does not use (comma list,
+     * ",..." when cut); hc_env_log prints them at INFO */
+    char unknown_vars[HC_ENV_UNKNOWN_MAX];
 } hc_config_t;
 
 typedef enum {
@@ -68,6 +72,10 @@ typedef enum {
     HC_ENV_PREFIX   /* HCCL_GROUP_<n>: a family of variables */
 } hc_env_type_t;
 
+/* hc_env_var_t.flags */
+#define HC_ENV_F_AUTO 0x1u    /* "auto" is accepted and stored as 0 */
+#define HC_ENV_F_LOGNAME 0x2u /* a file name with %h %p %r %% only */
+
 typedef struct hc_env_var {
     const char *name;
     hc_env_type_t type;
@@ -76,6 +84,7 @@ typedef struct hc_env_var {
     size_t offset;      /* into hc_config_t */
     size_t size;        /* field size (strings) */
     const char *help;
+    unsigned flags;     /* HC_ENV_F_* */
 } hc_env_var_t;
 
 /* The table and its length. */
@@ -98,5 +107,16 @@ int hc_parse_size(const char *s, uint64_t *out);
 /* The process-wide configuration: loaded once (thread-safe), logging
  * applied. Returns HCCL_SUCCESS or HCCL_E_PARA (the error was logged). */
 int hc_env_global(const hc_config_t **cfg);
+
+/* HcclCommConfig.reserved[] as HcclCommConfigInit (src/errors.c) fills it,
+ * HCCL's layout: a config without this magic was not initialised. */
+typedef struct hc_comm_config_info {
+    uint64_t size;    /* sizeof(HcclCommConfig) */
+    uint32_t magic;   /* HC_COMM_CONFIG_MAGIC */
+    uint32_t version; /* HC_COMM_CONFIG_VERSION */
+    uint64_t reserved;
+} hc_comm_config_info_t;
+#define HC_COMM_CONFIG_MAGIC 0xf0f0f0f0u
+#define HC_COMM_CONFIG_VERSION 1u
 
 #endif /* HC_ENV_H_ */
