@@ -82,7 +82,7 @@ AC_DEFUN([HC_CHECK_CUDA], [
     CUDA_CFLAGS="-I$CUDA_HOME/include"
     hc_cuda_libdir="$CUDA_HOME/lib64"
     AS_IF([test -d "$hc_cuda_libdir"], [], [hc_cuda_libdir="$CUDA_HOME/lib"])
-    CUDA_LIBS="-L$hc_cuda_libdir -Wl,-rpath,$hc_cuda_libdir -lcudart"
+    CUDA_LIBS="-L$hc_cuda_libdir -Wl,-rpath,$hc_cuda_libdir -lcudart -lstdc++"
     hc_save_CFLAGS=$CFLAGS; hc_save_LIBS=$LIBS
     CFLAGS="$CFLAGS $CUDA_CFLAGS"; LIBS="$CUDA_LIBS $LIBS"
     AC_LINK_IFELSE([AC_LANG_PROGRAM([[#include <cuda_runtime.h>]], [[int n; cudaGetDeviceCount(&n);]])],

@@ -12,6 +12,7 @@
 #include <unistd.h>
 #include <hccl/hccl.h>
 
+#include "gpu.h"
 #include "log.h"
 #include "transport_ucx.h"
 #include "../topo/topo.h"
@@ -98,6 +99,13 @@ int hc_ctx_acquire(hc_context_t **out)
     pthread_mutex_unlock(&g_ctx_lock);
     HC_INFO(HC_SUB_INIT, "process context created: host %s pid %d uid %016llx, UCX %s",
             me->host, me->pid, (unsigned long long)me->uid, ucp_get_version_string());
+#ifdef HAVE_CUDA
+    if (!hc_cuda_available())
+        HC_INFO(HC_SUB_INIT, "built with CUDA but no usable GPU here: every buffer takes the "
+                "host path");
+    else
+        HC_INFO(HC_SUB_INIT, "CUDA device found: device buffers are reduced by CUDA kernels");
+#endif
     return HCCL_SUCCESS;
 }
 
