@@ -40,11 +40,17 @@ static uint64_t make_uid(void)
 
 static void ctx_destroy(hc_context_t *ctx)
 {
+    /* Requests abandoned at a timeout (a send the peer never read) keep
+     * their endpoint busy: close those endpoints by force, which completes
+     * the requests, so the worker is destroyed with none outstanding. */
+    int force = ctx->n_detached > 0;
     for (uint32_t i = 0; i < ctx->npeers; i++) {
         if (ctx->peers[i]->ep)
-            hc_ucx_ep_close(ctx, ctx->peers[i]->ep, ctx->peers[i]->failed != 0);
+            hc_ucx_ep_close(ctx, ctx->peers[i]->ep, force || ctx->peers[i]->failed != 0);
         free(ctx->peers[i]);
     }
+    for (int i = 0; i < 100000 && ctx->n_detached > 0; i++)
+        ucp_worker_progress(ctx->worker);
     free(ctx->peers);
     while (ctx->free_tmp) { /* tmp_hdr_t chain (see below) */
         hc_tmpbuf_t *b = ctx->free_tmp;

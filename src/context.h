@@ -76,6 +76,8 @@ typedef struct hc_context {
     hc_tmpbuf_t *free_tmp;      /* scratch buffers not in use */
     /* counters (read by tests through hc_ctx_counters) */
     uint64_t n_eps_created, n_bufs_allocated, bytes_allocated;
+    /* requests abandoned by a cancel that UCX has not completed yet */
+    volatile int64_t n_detached;
 } hc_context_t;
 
 /* Take a reference on the process context, creating it if needed. */

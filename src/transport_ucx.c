@@ -175,13 +175,15 @@ void hc_ucx_ep_close(hc_context_t *ctx, ucp_ep_h ep, int force)
 
 /* ---- the data path -------------------------------------------------- */
 
-static void xfer_done(void *request, ucs_status_t status)
+static void xfer_done(void *request, ucs_status_t status, hc_context_t *ctx)
 {
     req_slot_t *slot = request;
     hc_xfer_t *x = slot->x;
     if (x) {
         x->req = NULL;
         x->status = hc_ucx_status_to_hccl(status);
+    } else {
+        ctx->n_detached--; /* an abandoned request finally completed */
     }
     slot->x = NULL;
     ucp_request_free(request);
@@ -189,13 +191,13 @@ static void xfer_done(void *request, ucs_status_t status)
 
 static void send_cb(void *request, ucs_status_t status, void *user_data)
 {
-    xfer_done(request, status);
+    xfer_done(request, status, user_data);
 }
 
 static void recv_cb(void *request, ucs_status_t status, const ucp_tag_recv_info_t *info,
                     void *user_data)
 {
-    xfer_done(request, status);
+    xfer_done(request, status, user_data);
 }
 
 static int finish_post(ucs_status_ptr_t r, hc_xfer_t *x)
@@ -225,8 +227,10 @@ static int ucx_isend(void *tctx, uint32_t peer, const void *buf, size_t len, uin
     if (ep == NULL)
         return rc;
     ucp_request_param_t prm;
-    prm.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_DATATYPE;
+    prm.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_DATATYPE |
+                       UCP_OP_ATTR_FIELD_USER_DATA;
     prm.cb.send = send_cb;
+    prm.user_data = c->ctx;
     prm.datatype = ucp_dt_make_contig(1);
     return finish_post(ucp_tag_send_nbx(ep, buf, len, tag, &prm), x);
 }
@@ -239,8 +243,10 @@ static int ucx_irecv(void *tctx, uint32_t peer, void *buf, size_t len, uint64_t 
     if (p->failed)
         return p->failed;
     ucp_request_param_t prm;
-    prm.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_DATATYPE;
+    prm.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_DATATYPE |
+                       UCP_OP_ATTR_FIELD_USER_DATA;
     prm.cb.recv = recv_cb;
+    prm.user_data = c->ctx;
     prm.datatype = ucp_dt_make_contig(1);
     return finish_post(ucp_tag_recv_nbx(c->ctx->worker, buf, len, tag, (ucp_tag_t)-1, &prm),
                        x);
@@ -254,6 +260,7 @@ static void ucx_cancel(void *tctx, hc_xfer_t *x)
         req_slot_t *slot = r;
         slot->x = NULL; /* detach: the callback frees the request later */
         x->req = NULL;
+        c->ctx->n_detached++;
         /* Receives can be cancelled; a send completes when the peer reads
          * it or fails when its endpoint is closed. */
         ucp_request_cancel(c->ctx->worker, r);

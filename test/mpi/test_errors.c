@@ -1,0 +1,508 @@
+/*
+ * test/mpi/test_errors.c - argument checking of the public API under mpirun
+ * (public API only).
+ *
+ * For every bad input: the exact result code that API.md promises, no
+ * communication started (the communicator stays usable: a correct AllReduce
+ * right after the bad call must give the right answer, and in the "local"
+ * section only rank 0 makes the bad calls, which must return without any
+ * peer taking part), and the user's buffers not written (pre-filled with a
+ * pattern and compared afterwards). Every rank passes the same bad argument
+ * in the collective section, so a library that wrongly starts communication
+ * shows up as a wrong answer or a hang (mpirun.sh's timeout), not as a
+ * deadlock of the test itself.
+ *
+ * Choices where API.md is not explicit (documented here, and reported to
+ * the lead):
+ *  - NULL comm -> HCCL_E_PTR (HCCL's own behaviour: CHK_PTR_NULL(comm)).
+ *  - AlltoAll(V) with sendType != recvType -> HCCL_E_PARA: it is a mismatch
+ *    between two arguments, not an op/type combination that the library
+ *    lacks (HCCL_E_NOT_SUPPORT is kept for "valid but unsupported", e.g. FP8
+ *    with a reduction). HCCL also answers HCCL_E_PARA here.
+ *  - AlltoAll with sendCount != recvCount (same type) -> HCCL_E_PARA (the
+ *    send and receive blocks must have the same size, as in MPI).
+ *  - HcclCommDestroy(NULL) -> HCCL_E_PTR or HCCL_SUCCESS (both accepted).
+ *  - A bad destRank inside a group: HcclSend returns HCCL_E_PARA; the
+ *    HcclGroupEnd that follows may return HCCL_SUCCESS or HCCL_E_PARA.
+ *  - Reduce with a NULL recvBuf and Scatter with a NULL sendBuf are not
+ *    tested: those buffers are only significant at the root.
+ *
+ * Usage: test_errors                   the checks above
+ *        test_errors --expect-init-fail  HcclCommInitMpi must fail with
+ *                                        HCCL_E_PARA on every rank (run with
+ *                                        a bad HCCL_* value in the environment)
+ * Prints "test_errors: N checks, M failures" on rank 0; exit 1 on failure.
+ */
+#include <hccl/hccl.h>
+#include <hccl/hccl_mpi.h>
+
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define BUFBYTES 4096 /* room for 64 INT128 elements and any count used here */
+#define CNT 8         /* non-zero count used by the bad calls */
+
+static int g_rank, g_n;
+static long g_checks, g_fails;
+static HcclComm g_comm;
+static unsigned char *g_sbuf, *g_rbuf, *g_sref, *g_rref;
+static uint64_t *g_counts, *g_displs; /* valid AlltoAllV arrays */
+
+static void failf(const char *fmt, ...)
+{
+    g_fails++;
+    if (g_fails > 40)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "[rank %d] FAIL ", g_rank);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+}
+
+static const char *rs(HcclResult r)
+{
+    const char *s = HcclGetErrorString(r);
+    return s ? s : "(null)";
+}
+
+/* Fill both user buffers with a pattern before a bad call. */
+static void arm(void)
+{
+    for (int i = 0; i < BUFBYTES; i++) {
+        g_sbuf[i] = (unsigned char)(0x5a ^ i);
+        g_rbuf[i] = (unsigned char)(0xc3 ^ (i * 7));
+    }
+    memcpy(g_sref, g_sbuf, BUFBYTES);
+    memcpy(g_rref, g_rbuf, BUFBYTES);
+}
+
+static void buffers_untouched(const char *what)
+{
+    g_checks++;
+    if (memcmp(g_sbuf, g_sref, BUFBYTES))
+        failf("%s: sendBuf written by a rejected call", what);
+    g_checks++;
+    if (memcmp(g_rbuf, g_rref, BUFBYTES))
+        failf("%s: recvBuf written by a rejected call", what);
+}
+
+/* The communicator still works and nothing is in flight on it. */
+static void comm_usable(const char *after)
+{
+    int32_t in[5], out[5] = {0};
+    for (int i = 0; i < 5; i++)
+        in[i] = g_rank + i;
+    HcclResult r = HcclAllReduce(in, out, 5, HCCL_DATA_TYPE_INT32, HCCL_REDUCE_SUM, g_comm, NULL);
+    g_checks++;
+    if (r != HCCL_SUCCESS) {
+        failf("after %s: a correct HcclAllReduce returned %d (%s)", after, (int)r, rs(r));
+        return;
+    }
+    for (int i = 0; i < 5; i++) {
+        int32_t exp = g_n * (g_n - 1) / 2 + g_n * i;
+        g_checks++;
+        if (out[i] != exp) {
+            failf("after %s: a correct HcclAllReduce gave out[%d] = %d, expected %d", after, i,
+                  out[i], exp);
+            return;
+        }
+    }
+}
+
+/* One bad call: r must be exp (or exp2 if exp2 >= 0), buffers untouched,
+ * communicator usable (collective: every rank got here the same way). */
+static void expect2(const char *what, HcclResult r, HcclResult exp, int exp2)
+{
+    g_checks++;
+    if (r != exp && (exp2 < 0 || r != (HcclResult)exp2)) {
+        if (exp2 >= 0)
+            failf("%s returned %d (%s), expected %d (%s) or %d (%s)", what, (int)r, rs(r),
+                  (int)exp, rs(exp), exp2, rs((HcclResult)exp2));
+        else
+            failf("%s returned %d (%s), expected %d (%s)", what, (int)r, rs(r), (int)exp,
+                  rs(exp));
+    }
+    buffers_untouched(what);
+    comm_usable(what);
+}
+
+static void expect(const char *what, HcclResult r, HcclResult exp)
+{
+    expect2(what, r, exp, -1);
+}
+
+#define EXPECT(exp, call)              \
+    do {                               \
+        arm();                         \
+        HcclResult r_ = (call);        \
+        expect(#call, r_, (exp));      \
+    } while (0)
+
+#define EXPECT2(exp, exp2, call)       \
+    do {                               \
+        arm();                         \
+        HcclResult r_ = (call);        \
+        expect2(#call, r_, (exp), (exp2)); \
+    } while (0)
+
+/* ------------------------------------------------------------- cases */
+
+static void null_buffers(void)
+{
+    void *s = g_sbuf, *r = g_rbuf;
+    HcclComm c = g_comm;
+    const HcclDataType T = HCCL_DATA_TYPE_INT32;
+    const HcclReduceOp O = HCCL_REDUCE_SUM;
+    uint32_t right = (uint32_t)((g_rank + 1) % g_n);
+    EXPECT(HCCL_E_PTR, HcclAllReduce(NULL, r, CNT, T, O, c, NULL));
+    EXPECT(HCCL_E_PTR, HcclAllReduce(s, NULL, CNT, T, O, c, NULL));
+    EXPECT(HCCL_E_PTR, HcclAllReduce(NULL, NULL, CNT, T, O, c, NULL));
+    EXPECT(HCCL_E_PTR, HcclBroadcast(NULL, CNT, T, 0, c, NULL));
+    EXPECT(HCCL_E_PTR, HcclReduce(NULL, r, CNT, T, O, 0, c, NULL));
+    EXPECT(HCCL_E_PTR, HcclReduceScatter(NULL, r, CNT, T, O, c, NULL));
+    EXPECT(HCCL_E_PTR, HcclReduceScatter(s, NULL, CNT, T, O, c, NULL));
+    EXPECT(HCCL_E_PTR, HcclAllGather(NULL, r, CNT, T, c, NULL));
+    EXPECT(HCCL_E_PTR, HcclAllGather(s, NULL, CNT, T, c, NULL));
+    EXPECT(HCCL_E_PTR, HcclScatter(s, NULL, CNT, T, 0, c, NULL));
+    EXPECT(HCCL_E_PTR, HcclAlltoAll(NULL, CNT, T, r, CNT, T, c, NULL));
+    EXPECT(HCCL_E_PTR, HcclAlltoAll(s, CNT, T, NULL, CNT, T, c, NULL));
+    EXPECT(HCCL_E_PTR, HcclAlltoAllV(NULL, g_counts, g_displs, T, r, g_counts, g_displs, T, c, NULL));
+    EXPECT(HCCL_E_PTR, HcclAlltoAllV(s, g_counts, g_displs, T, NULL, g_counts, g_displs, T, c, NULL));
+    EXPECT(HCCL_E_PTR, HcclAlltoAllV(s, NULL, g_displs, T, r, g_counts, g_displs, T, c, NULL));
+    EXPECT(HCCL_E_PTR, HcclAlltoAllV(s, g_counts, NULL, T, r, g_counts, g_displs, T, c, NULL));
+    EXPECT(HCCL_E_PTR, HcclAlltoAllV(s, g_counts, g_displs, T, r, NULL, g_displs, T, c, NULL));
+    EXPECT(HCCL_E_PTR, HcclAlltoAllV(s, g_counts, g_displs, T, r, g_counts, NULL, T, c, NULL));
+    EXPECT(HCCL_E_PTR, HcclSend(NULL, CNT, T, right, c, NULL));
+    EXPECT(HCCL_E_PTR, HcclRecv(NULL, CNT, T, right, c, NULL));
+    EXPECT(HCCL_E_PTR, HcclAllReduceMulti(NULL, (void **)&r, (const uint64_t[]){CNT}, 1, T, O, c, NULL));
+}
+
+static void null_comm(void)
+{
+    void *s = g_sbuf, *r = g_rbuf;
+    const HcclDataType T = HCCL_DATA_TYPE_INT32;
+    const HcclReduceOp O = HCCL_REDUCE_SUM;
+    EXPECT(HCCL_E_PTR, HcclAllReduce(s, r, CNT, T, O, NULL, NULL));
+    EXPECT(HCCL_E_PTR, HcclBroadcast(s, CNT, T, 0, NULL, NULL));
+    EXPECT(HCCL_E_PTR, HcclReduce(s, r, CNT, T, O, 0, NULL, NULL));
+    EXPECT(HCCL_E_PTR, HcclReduceScatter(s, r, CNT, T, O, NULL, NULL));
+    EXPECT(HCCL_E_PTR, HcclAllGather(s, r, CNT, T, NULL, NULL));
+    EXPECT(HCCL_E_PTR, HcclScatter(s, r, CNT, T, 0, NULL, NULL));
+    EXPECT(HCCL_E_PTR, HcclAlltoAll(s, CNT, T, r, CNT, T, NULL, NULL));
+    EXPECT(HCCL_E_PTR, HcclAlltoAllV(s, g_counts, g_displs, T, r, g_counts, g_displs, T, NULL, NULL));
+    EXPECT(HCCL_E_PTR, HcclSend(s, CNT, T, 0, NULL, NULL));
+    EXPECT(HCCL_E_PTR, HcclRecv(r, CNT, T, 0, NULL, NULL));
+    EXPECT(HCCL_E_PTR, HcclBarrier(NULL, NULL));
+
+    uint32_t u = 77;
+    char name[128];
+    HcclResult ae;
+    EXPECT(HCCL_E_PTR, HcclGetRankSize(NULL, &u));
+    EXPECT(HCCL_E_PTR, HcclGetRankSize(g_comm, NULL));
+    EXPECT(HCCL_E_PTR, HcclGetRankId(NULL, &u));
+    EXPECT(HCCL_E_PTR, HcclGetRankId(g_comm, NULL));
+    EXPECT(HCCL_E_PTR, HcclGetCommName(NULL, name));
+    EXPECT(HCCL_E_PTR, HcclGetCommName(g_comm, NULL));
+    EXPECT(HCCL_E_PTR, HcclGetCommAsyncError(NULL, &ae));
+    EXPECT(HCCL_E_PTR, HcclGetCommAsyncError(g_comm, NULL));
+    g_checks++;
+    if (u != 77)
+        failf("HcclGetRankSize/Id(NULL, &u) wrote the output (%u)", u);
+    EXPECT2(HCCL_E_PTR, HCCL_SUCCESS, HcclCommDestroy(NULL));
+    EXPECT(HCCL_E_PTR, HcclCommInitMpi(MPI_COMM_WORLD, NULL));
+}
+
+static void bad_types_ops(void)
+{
+    void *s = g_sbuf, *r = g_rbuf;
+    HcclComm c = g_comm;
+    static const int bad_types[] = {13, 14, 17, 99, 255, -1};
+    static const int bad_ops[] = {5, 99, 255, -1};
+    char what[160];
+    uint32_t right = (uint32_t)((g_rank + 1) % g_n);
+    uint32_t left = (uint32_t)((g_rank - 1 + g_n) % g_n);
+
+    for (size_t i = 0; i < sizeof bad_types / sizeof bad_types[0]; i++) {
+        HcclDataType t = (HcclDataType)bad_types[i];
+        snprintf(what, sizeof what, "bad dataType %d:", bad_types[i]);
+#define BT(call)                                                          \
+        do {                                                              \
+            char w_[256];                                                 \
+            arm();                                                        \
+            HcclResult r_ = (call);                                       \
+            snprintf(w_, sizeof w_, "%s %s", what, #call);                \
+            expect(w_, r_, HCCL_E_PARA);                                  \
+        } while (0)
+        BT(HcclAllReduce(s, r, CNT, t, HCCL_REDUCE_SUM, c, NULL));
+        BT(HcclAllReduce(s, r, CNT, t, HCCL_REDUCE_MAX, c, NULL));
+        BT(HcclBroadcast(s, CNT, t, 0, c, NULL));
+        BT(HcclReduce(s, r, CNT, t, HCCL_REDUCE_SUM, 0, c, NULL));
+        BT(HcclReduceScatter(s, r, CNT, t, HCCL_REDUCE_SUM, c, NULL));
+        BT(HcclAllGather(s, r, CNT, t, c, NULL));
+        BT(HcclScatter(s, r, CNT, t, 0, c, NULL));
+        BT(HcclAlltoAll(s, CNT, t, r, CNT, t, c, NULL));
+        BT(HcclAlltoAllV(s, g_counts, g_displs, t, r, g_counts, g_displs, t, c, NULL));
+        BT(HcclSend(s, CNT, t, right, c, NULL));
+        BT(HcclRecv(r, CNT, t, left, c, NULL));
+    }
+    for (size_t i = 0; i < sizeof bad_ops / sizeof bad_ops[0]; i++) {
+        HcclReduceOp op = (HcclReduceOp)bad_ops[i];
+        snprintf(what, sizeof what, "bad op %d:", bad_ops[i]);
+        BT(HcclAllReduce(s, r, CNT, HCCL_DATA_TYPE_FP32, op, c, NULL));
+        BT(HcclAllReduce(s, r, CNT, HCCL_DATA_TYPE_INT32, op, c, NULL));
+        BT(HcclReduce(s, r, CNT, HCCL_DATA_TYPE_FP32, op, 0, c, NULL));
+        BT(HcclReduceScatter(s, r, CNT, HCCL_DATA_TYPE_INT8, op, c, NULL));
+    }
+#undef BT
+}
+
+static void not_supported(void)
+{
+    void *s = g_sbuf, *r = g_rbuf;
+    HcclComm c = g_comm;
+    static const HcclDataType fp8[] = {HCCL_DATA_TYPE_FP8E4M3, HCCL_DATA_TYPE_FP8E5M2};
+    for (int i = 0; i < 2; i++) {
+        HcclDataType t = fp8[i];
+        for (int op = HCCL_REDUCE_SUM; op <= HCCL_REDUCE_AVG; op++) {
+            EXPECT(HCCL_E_NOT_SUPPORT, HcclAllReduce(s, r, CNT, t, (HcclReduceOp)op, c, NULL));
+            EXPECT(HCCL_E_NOT_SUPPORT, HcclReduce(s, r, CNT, t, (HcclReduceOp)op, 0, c, NULL));
+            EXPECT(HCCL_E_NOT_SUPPORT,
+                   HcclReduceScatter(s, r, CNT, t, (HcclReduceOp)op, c, NULL));
+        }
+    }
+    static const HcclDataType ints[] = {
+        HCCL_DATA_TYPE_INT8,   HCCL_DATA_TYPE_INT16,  HCCL_DATA_TYPE_INT32,
+        HCCL_DATA_TYPE_INT64,  HCCL_DATA_TYPE_UINT8,  HCCL_DATA_TYPE_UINT16,
+        HCCL_DATA_TYPE_UINT32, HCCL_DATA_TYPE_UINT64, HCCL_DATA_TYPE_INT128};
+    for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++) {
+        EXPECT(HCCL_E_NOT_SUPPORT,
+               HcclAllReduce(s, r, CNT, ints[i], HCCL_REDUCE_AVG, c, NULL));
+    }
+    EXPECT(HCCL_E_NOT_SUPPORT, HcclReduce(s, r, CNT, HCCL_DATA_TYPE_INT32, HCCL_REDUCE_AVG, 0, c, NULL));
+    EXPECT(HCCL_E_NOT_SUPPORT, HcclReduceScatter(s, r, CNT, HCCL_DATA_TYPE_UINT8, HCCL_REDUCE_AVG, c, NULL));
+    EXPECT(HCCL_E_NOT_SUPPORT, HcclAllReduce(s, r, CNT, HCCL_DATA_TYPE_INT128, HCCL_REDUCE_PROD, c, NULL));
+    EXPECT(HCCL_E_NOT_SUPPORT, HcclReduce(s, r, CNT, HCCL_DATA_TYPE_INT128, HCCL_REDUCE_PROD, 0, c, NULL));
+    EXPECT(HCCL_E_NOT_SUPPORT, HcclReduceScatter(s, r, CNT, HCCL_DATA_TYPE_INT128, HCCL_REDUCE_PROD, c, NULL));
+    const void *in[1] = {s};
+    void *out[1] = {r};
+    uint64_t cnt[1] = {CNT};
+    EXPECT(HCCL_E_NOT_SUPPORT, HcclAllReduceMulti(in, out, cnt, 1, HCCL_DATA_TYPE_FP8E4M3, HCCL_REDUCE_SUM, c, NULL));
+}
+
+static void bad_ranks(void)
+{
+    void *s = g_sbuf, *r = g_rbuf;
+    HcclComm c = g_comm;
+    const HcclDataType T = HCCL_DATA_TYPE_INT32;
+    uint32_t n = (uint32_t)g_n;
+    EXPECT(HCCL_E_PARA, HcclBroadcast(s, CNT, T, n, c, NULL));
+    EXPECT(HCCL_E_PARA, HcclBroadcast(s, CNT, T, UINT32_MAX, c, NULL));
+    EXPECT(HCCL_E_PARA, HcclReduce(s, r, CNT, T, HCCL_REDUCE_SUM, n, c, NULL));
+    EXPECT(HCCL_E_PARA, HcclReduce(s, r, CNT, T, HCCL_REDUCE_SUM, n + 100, c, NULL));
+    EXPECT(HCCL_E_PARA, HcclScatter(s, r, CNT, T, n, c, NULL));
+    EXPECT(HCCL_E_PARA, HcclScatter(s, r, CNT, T, UINT32_MAX, c, NULL));
+    EXPECT(HCCL_E_PARA, HcclSend(s, CNT, T, n, c, NULL));
+    EXPECT(HCCL_E_PARA, HcclSend(s, CNT, T, UINT32_MAX, c, NULL));
+    EXPECT(HCCL_E_PARA, HcclRecv(r, CNT, T, n, c, NULL));
+    EXPECT(HCCL_E_PARA, HcclRecv(r, CNT, T, n + 1, c, NULL));
+
+    /* inside a group */
+    arm();
+    HcclResult r1 = HcclGroupStart();
+    HcclResult r2 = HcclSend(s, CNT, T, n, c, NULL);
+    HcclResult r3 = HcclRecv(r, CNT, T, n, c, NULL);
+    HcclResult r4 = HcclGroupEnd();
+    g_checks++;
+    if (r1 != HCCL_SUCCESS)
+        failf("HcclGroupStart returned %d (%s)", (int)r1, rs(r1));
+    g_checks++;
+    if (r2 != HCCL_E_PARA)
+        failf("HcclSend(destRank = n) in a group returned %d (%s), expected HCCL_E_PARA",
+              (int)r2, rs(r2));
+    g_checks++;
+    if (r3 != HCCL_E_PARA)
+        failf("HcclRecv(srcRank = n) in a group returned %d (%s), expected HCCL_E_PARA",
+              (int)r3, rs(r3));
+    expect2("HcclGroupEnd after rejected Send/Recv", r4, HCCL_SUCCESS, HCCL_E_PARA);
+}
+
+static void type_mismatch(void)
+{
+    void *s = g_sbuf, *r = g_rbuf;
+    HcclComm c = g_comm;
+    EXPECT(HCCL_E_PARA, HcclAlltoAll(s, CNT, HCCL_DATA_TYPE_INT32, r, CNT, HCCL_DATA_TYPE_FP32, c, NULL));
+    EXPECT(HCCL_E_PARA, HcclAlltoAll(s, CNT, HCCL_DATA_TYPE_INT16, r, CNT, HCCL_DATA_TYPE_INT32, c, NULL));
+    EXPECT(HCCL_E_PARA, HcclAlltoAll(s, CNT, HCCL_DATA_TYPE_INT32, r, CNT + 1, HCCL_DATA_TYPE_INT32, c, NULL));
+    EXPECT(HCCL_E_PARA, HcclAlltoAllV(s, g_counts, g_displs, HCCL_DATA_TYPE_INT8, r, g_counts,
+                                      g_displs, HCCL_DATA_TYPE_UINT8, c, NULL));
+}
+
+/* count == 0 with NULL buffers is a valid no-op. */
+static void zero_counts(void)
+{
+    HcclComm c = g_comm;
+    const HcclDataType T = HCCL_DATA_TYPE_FP32;
+    const HcclReduceOp O = HCCL_REDUCE_SUM;
+    uint64_t *z = calloc((size_t)g_n, sizeof(uint64_t));
+    uint32_t right = (uint32_t)((g_rank + 1) % g_n);
+    uint32_t left = (uint32_t)((g_rank - 1 + g_n) % g_n);
+    EXPECT(HCCL_SUCCESS, HcclAllReduce(NULL, NULL, 0, T, O, c, NULL));
+    EXPECT(HCCL_SUCCESS, HcclBroadcast(NULL, 0, T, 0, c, NULL));
+    EXPECT(HCCL_SUCCESS, HcclReduce(NULL, NULL, 0, T, O, 0, c, NULL));
+    EXPECT(HCCL_SUCCESS, HcclReduceScatter(NULL, NULL, 0, T, O, c, NULL));
+    EXPECT(HCCL_SUCCESS, HcclAllGather(NULL, NULL, 0, T, c, NULL));
+    EXPECT(HCCL_SUCCESS, HcclScatter(NULL, NULL, 0, T, 0, c, NULL));
+    EXPECT(HCCL_SUCCESS, HcclAlltoAll(NULL, 0, T, NULL, 0, T, c, NULL));
+    EXPECT(HCCL_SUCCESS, HcclAlltoAllV(NULL, z, z, T, NULL, z, z, T, c, NULL));
+    /* grouped, so the order of the two calls cannot matter */
+    arm();
+    HcclResult r1 = HcclGroupStart();
+    HcclResult r2 = HcclSend(NULL, 0, T, right, c, NULL);
+    HcclResult r3 = HcclRecv(NULL, 0, T, left, c, NULL);
+    HcclResult r4 = HcclGroupEnd();
+    g_checks++;
+    if (r1 || r2 || r3)
+        failf("count 0 grouped Send/Recv with NULL buffers: GroupStart %d, Send %d, Recv %d",
+              (int)r1, (int)r2, (int)r3);
+    expect("HcclGroupEnd (count 0 Send/Recv)", r4, HCCL_SUCCESS);
+    free(z);
+}
+
+/* Only rank 0 makes bad calls: they must fail locally and at once, with no
+ * peer involved; then everybody does a correct operation. */
+static void local_only(void)
+{
+    if (g_rank == 0) {
+        void *s = g_sbuf, *r = g_rbuf;
+        HcclComm c = g_comm;
+        const HcclDataType T = HCCL_DATA_TYPE_INT32;
+        HcclResult res[8];
+        arm();
+        res[0] = HcclAllReduce(NULL, r, CNT, T, HCCL_REDUCE_SUM, c, NULL);
+        res[1] = HcclAllReduce(s, r, CNT, (HcclDataType)99, HCCL_REDUCE_SUM, c, NULL);
+        res[2] = HcclAllReduce(s, r, CNT, T, (HcclReduceOp)99, c, NULL);
+        res[3] = HcclAllReduce(s, r, CNT, HCCL_DATA_TYPE_FP8E4M3, HCCL_REDUCE_SUM, c, NULL);
+        res[4] = HcclBroadcast(s, CNT, T, (uint32_t)g_n, c, NULL);
+        res[5] = HcclSend(s, CNT, T, (uint32_t)g_n, c, NULL);
+        res[6] = HcclAlltoAll(s, CNT, T, r, CNT, HCCL_DATA_TYPE_FP32, c, NULL);
+        res[7] = HcclReduceScatter(s, r, CNT, T, HCCL_REDUCE_AVG, c, NULL);
+        static const HcclResult exp[8] = {HCCL_E_PTR, HCCL_E_PARA, HCCL_E_PARA,
+                                          HCCL_E_NOT_SUPPORT, HCCL_E_PARA, HCCL_E_PARA,
+                                          HCCL_E_PARA, HCCL_E_NOT_SUPPORT};
+        for (int i = 0; i < 8; i++) {
+            g_checks++;
+            if (res[i] != exp[i])
+                failf("rank-0-only bad call #%d returned %d (%s), expected %d (%s)", i,
+                      (int)res[i], rs(res[i]), (int)exp[i], rs(exp[i]));
+        }
+        buffers_untouched("rank-0-only bad calls");
+    }
+    comm_usable("rank-0-only bad calls");
+}
+
+static void error_strings(void)
+{
+    for (int code = 0; code <= (int)HCCL_E_RESERVED + 1; code++) {
+        const char *s = HcclGetErrorString((HcclResult)code);
+        g_checks++;
+        if (!s || !s[0])
+            failf("HcclGetErrorString(%d) is %s", code, s ? "empty" : "NULL");
+    }
+    const char *s = HcclGetErrorString((HcclResult)12345);
+    g_checks++;
+    if (!s || !s[0])
+        failf("HcclGetErrorString(12345) is %s", s ? "empty" : "NULL");
+    char s0[256] = "";
+    s = HcclGetErrorString(HCCL_SUCCESS);
+    snprintf(s0, sizeof s0, "%s", s ? s : "");
+    s = HcclGetErrorString(HCCL_E_PARA);
+    g_checks++;
+    if (s && !strcmp(s0, s))
+        failf("HcclGetErrorString gives the same text for SUCCESS and E_PARA: '%s'", s);
+}
+
+static int finish(void)
+{
+    long loc[2] = {g_checks, g_fails}, tot[2];
+    MPI_Allreduce(loc, tot, 2, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+    if (g_rank == 0) {
+        printf("test_errors: %ld checks, %ld failures\n", tot[0], tot[1]);
+        fflush(stdout);
+    }
+    MPI_Finalize();
+    return tot[1] ? 1 : 0;
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &g_n);
+    int expect_init_fail = argc > 1 && !strcmp(argv[1], "--expect-init-fail");
+
+    HcclComm sentinel = (HcclComm)(uintptr_t)0x1234;
+    g_comm = sentinel;
+    HcclResult r = HcclCommInitMpi(MPI_COMM_WORLD, &g_comm);
+    if (expect_init_fail) {
+        g_checks++;
+        if (r != HCCL_E_PARA)
+            failf("HcclCommInitMpi with a bad HCCL_* value returned %d (%s), expected "
+                  "HCCL_E_PARA", (int)r, rs(r));
+        g_checks++;
+        if (r != HCCL_SUCCESS && g_comm != sentinel && g_comm != NULL)
+            failf("failed HcclCommInitMpi wrote a non-NULL communicator");
+        if (r == HCCL_SUCCESS)
+            HcclCommDestroy(g_comm);
+        /* MPI must still be fine */
+        int x = 1, y = 0;
+        MPI_Allreduce(&x, &y, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+        g_checks++;
+        if (y != g_n)
+            failf("MPI_Allreduce after the failed init gave %d", y);
+        return finish();
+    }
+    g_checks++;
+    if (r != HCCL_SUCCESS) {
+        failf("HcclCommInitMpi returned %d (%s)", (int)r, rs(r));
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+
+    g_sbuf = malloc(BUFBYTES);
+    g_rbuf = malloc(BUFBYTES);
+    g_sref = malloc(BUFBYTES);
+    g_rref = malloc(BUFBYTES);
+    g_counts = malloc(sizeof(uint64_t) * (size_t)g_n);
+    g_displs = malloc(sizeof(uint64_t) * (size_t)g_n);
+    for (int i = 0; i < g_n; i++) {
+        g_counts[i] = 2;
+        g_displs[i] = 2 * (uint64_t)i;
+    }
+
+    comm_usable("init");
+    error_strings();
+    null_buffers();
+    null_comm();
+    bad_types_ops();
+    not_supported();
+    bad_ranks();
+    type_mismatch();
+    zero_counts();
+    local_only();
+
+    g_checks++;
+    r = HcclCommDestroy(g_comm);
+    if (r != HCCL_SUCCESS)
+        failf("HcclCommDestroy returned %d (%s)", (int)r, rs(r));
+    free(g_sbuf);
+    free(g_rbuf);
+    free(g_sref);
+    free(g_rref);
+    free(g_counts);
+    free(g_displs);
+    return finish();
+}
