@@ -12,10 +12,19 @@
 
 static const char *kind_name[HC_STEP_KINDS] = {"SEND", "RECV", "REDUCE", "COPY", "NOP"};
 
+/* Workspace layout: st, x, npend, rdep_off, rdep, ready, posted. */
+static size_t al8(size_t v)
+{
+    return (v + 7) & ~(size_t)7;
+}
+
 size_t hc_exec_ws_size(const hc_sched_t *s)
 {
-    size_t st = ((size_t)s->nsteps + 7) & ~(size_t)7;
-    return st + (size_t)s->nsteps * sizeof(hc_xfer_t);
+    size_t n = s->nsteps;
+    if (n == 0)
+        return 0;
+    return al8(n) + al8(n * sizeof(hc_xfer_t)) + al8(n * 4) + al8((n + 1) * 4) +
+           al8((size_t)s->ndeps * 4) + al8(n * 4) + al8(n * 4);
 }
 
 int hc_exec_start(hc_exec_t *e, const hc_sched_t *s, void *const bufs[HC_NBUFS],
@@ -34,21 +43,56 @@ int hc_exec_start(hc_exec_t *e, const hc_sched_t *s, void *const bufs[HC_NBUFS],
     e->seq = seq;
     e->dtype = dtype;
     e->op = op == HCCL_REDUCE_AVG ? HCCL_REDUCE_SUM : op;
+    const uint32_t n = s->nsteps;
+    e->status = n ? HCCL_E_AGAIN : HCCL_SUCCESS;
+    if (n == 0)
+        return HCCL_SUCCESS;
     size_t wsz = hc_exec_ws_size(s);
-    if (ws == NULL && wsz > 0) {
+    if (ws == NULL) {
         ws = malloc(wsz);
         if (ws == NULL) {
             HC_ERROR(HC_SUB_COLL, "cannot allocate %zu bytes of executor state", wsz);
+            e->status = HCCL_E_MEMORY;
             return HCCL_E_MEMORY;
         }
         e->ws_owned = 1;
     }
     e->ws = ws;
-    e->st = ws;
-    e->x = (hc_xfer_t *)((char *)ws + (((size_t)s->nsteps + 7) & ~(size_t)7));
-    if (s->nsteps)
-        memset(e->st, HC_ST_WAIT, s->nsteps);
-    e->status = s->nsteps ? HCCL_E_AGAIN : HCCL_SUCCESS;
+    char *p = ws;
+    e->st = (uint8_t *)p;
+    p += al8(n);
+    e->x = (hc_xfer_t *)p;
+    p += al8(n * sizeof(hc_xfer_t));
+    e->npend = (uint32_t *)p;
+    p += al8((size_t)n * 4);
+    e->rdep_off = (uint32_t *)p;
+    p += al8(((size_t)n + 1) * 4);
+    e->rdep = (uint32_t *)p;
+    p += al8((size_t)s->ndeps * 4);
+    e->ready = (uint32_t *)p;
+    p += al8((size_t)n * 4);
+    e->posted = (uint32_t *)p;
+
+    /* dependents index (CSR); `posted` serves as the fill cursor */
+    memset(e->st, HC_ST_WAIT, n);
+    memset(e->rdep_off, 0, ((size_t)n + 1) * 4);
+    for (uint32_t i = 0; i < n; i++) {
+        const hc_step_t *t = &s->steps[i];
+        e->npend[i] = t->ndeps;
+        for (uint32_t k = 0; k < t->ndeps; k++)
+            e->rdep_off[s->deps[t->dep_off + k] + 1]++;
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        e->rdep_off[i + 1] += e->rdep_off[i];
+        e->posted[i] = e->rdep_off[i];
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        const hc_step_t *t = &s->steps[i];
+        for (uint32_t k = 0; k < t->ndeps; k++)
+            e->rdep[e->posted[s->deps[t->dep_off + k]]++] = i;
+        if (t->ndeps == 0)
+            e->ready[e->rtail++] = i;
+    }
     return HCCL_SUCCESS;
 }
 
@@ -57,13 +101,16 @@ static inline char *ptr(const hc_exec_t *e, hc_loc_t l)
     return e->base[l.buf] + l.off;
 }
 
-static int deps_done(const hc_exec_t *e, const hc_step_t *t)
+/* Step i is done: release its dependents. */
+static void complete(hc_exec_t *e, uint32_t i)
 {
-    const uint32_t *d = e->s->deps + t->dep_off;
-    for (uint32_t k = 0; k < t->ndeps; k++)
-        if (e->st[d[k]] != HC_ST_DONE)
-            return 0;
-    return 1;
+    e->st[i] = HC_ST_DONE;
+    e->ndone++;
+    for (uint32_t k = e->rdep_off[i]; k < e->rdep_off[i + 1]; k++) {
+        uint32_t j = e->rdep[k];
+        if (--e->npend[j] == 0)
+            e->ready[e->rtail++] = j;
+    }
 }
 
 /* Start step i: post a transfer, or run a local step to completion. */
@@ -106,8 +153,7 @@ static int issue(hc_exec_t *e, uint32_t i)
     default:
         break;
     }
-    e->st[i] = HC_ST_DONE;
-    e->ndone++;
+    complete(e, i);
     return HCCL_SUCCESS;
 }
 
@@ -116,28 +162,28 @@ int hc_exec_progress(hc_exec_t *e)
     if (e->status != HCCL_E_AGAIN)
         return e->status;
     const hc_sched_t *s = e->s;
-    for (uint32_t i = e->lo; i < s->nsteps; i++) {
-        uint8_t st = e->st[i];
-        if (st == HC_ST_DONE)
-            continue;
-        if (st == HC_ST_POSTED) {
-            int xs = e->x[i].status;
-            if (xs == HCCL_E_AGAIN)
-                continue;
-            if (xs != HCCL_SUCCESS) {
-                const hc_step_t *t = &s->steps[i];
-                HC_ERROR(HC_SUB_COLL, "%s step %u/%u %s peer %u failed: %d (%s)",
-                         s->algo ? s->algo : "?", i, s->nsteps, kind_name[t->kind],
-                         t->peer, xs, HcclGetErrorString(xs));
-                hc_exec_cancel(e, xs);
-                return e->status;
-            }
-            e->st[i] = HC_ST_DONE;
-            e->ndone++;
+    /* collect finished transfers */
+    for (uint32_t k = 0; k < e->nposted;) {
+        const uint32_t i = e->posted[k];
+        const int xs = e->x[i].status;
+        if (xs == HCCL_E_AGAIN) {
+            k++;
             continue;
         }
-        if (!deps_done(e, &s->steps[i]))
-            continue;
+        e->posted[k] = e->posted[--e->nposted];
+        if (xs != HCCL_SUCCESS) {
+            const hc_step_t *t = &s->steps[i];
+            HC_ERROR(HC_SUB_COLL, "%s step %u/%u %s peer %u failed: %d (%s)",
+                     s->algo ? s->algo : "?", i, s->nsteps, kind_name[t->kind], t->peer, xs,
+                     HcclGetErrorString(xs));
+            hc_exec_cancel(e, xs);
+            return e->status;
+        }
+        complete(e, i);
+    }
+    /* start what is ready (local steps complete at once, releasing more) */
+    while (e->rhead != e->rtail) {
+        const uint32_t i = e->ready[e->rhead++];
         int rc = issue(e, i);
         if (rc != HCCL_SUCCESS) {
             HC_ERROR(HC_SUB_COLL, "%s step %u/%u: posting %s to peer %u failed: %d",
@@ -146,10 +192,11 @@ int hc_exec_progress(hc_exec_t *e)
             hc_exec_cancel(e, rc);
             return e->status;
         }
-        /* a send/recv may have completed inline */
-        if (e->st[i] == HC_ST_POSTED && e->x[i].status == HCCL_SUCCESS) {
-            e->st[i] = HC_ST_DONE;
-            e->ndone++;
+        if (e->st[i] == HC_ST_POSTED) {
+            if (e->x[i].status == HCCL_SUCCESS) /* completed inline */
+                complete(e, i);
+            else
+                e->posted[e->nposted++] = i;
         }
     }
     while (e->lo < s->nsteps && e->st[e->lo] == HC_ST_DONE)
@@ -163,10 +210,12 @@ void hc_exec_cancel(hc_exec_t *e, int rc)
 {
     if (e->status != HCCL_E_AGAIN)
         return;
-    for (uint32_t i = e->lo; i < e->s->nsteps; i++) {
-        if (e->st[i] == HC_ST_POSTED && e->x[i].status == HCCL_E_AGAIN)
-            e->tp->cancel(e->tctx, &e->x[i]);
+    for (uint32_t k = 0; k < e->nposted; k++) {
+        hc_xfer_t *x = &e->x[e->posted[k]];
+        if (x->status == HCCL_E_AGAIN)
+            e->tp->cancel(e->tctx, x);
     }
+    e->nposted = 0;
     e->status = rc;
 }
 

@@ -6,6 +6,12 @@
  * steps (REDUCE, COPY) and collects completions, without ever blocking.
  * Waiting (and the deadline) belongs to the caller, so the same executor
  * serves blocking calls, streams and the in-process loopback tests.
+ *
+ * Event-driven, so that a call costs O(transfers in flight + steps that
+ * became ready), not O(steps): each step counts its unfinished
+ * dependencies, a completed step decrements those of its dependents (an
+ * index built at start), and a step whose count reaches 0 joins a FIFO of
+ * ready steps. Ready steps start in that order (initially: index order).
  */
 #ifndef HC_EXEC_H_
 #define HC_EXEC_H_
@@ -39,7 +45,14 @@ typedef struct hc_exec {
     HcclReduceOp op;
     uint8_t *st;       /* per step: HC_ST_* */
     hc_xfer_t *x;      /* per step (SEND/RECV) */
-    void *ws;          /* st and x live here */
+    uint32_t *npend;   /* per step: dependencies not done yet */
+    uint32_t *rdep_off; /* dependents of step i: rdep[rdep_off[i] .. rdep_off[i+1]) */
+    uint32_t *rdep;
+    uint32_t *ready;   /* FIFO of steps ready to start: [rhead, rtail) */
+    uint32_t rhead, rtail;
+    uint32_t *posted;  /* transfers in flight (unordered) */
+    uint32_t nposted;
+    void *ws;          /* all of the per-step arrays live here */
     int ws_owned;
     uint32_t lo;       /* steps below lo are all done */
     uint32_t ndone;

@@ -13,6 +13,7 @@ typedef struct lp_msg {
     void *buf; /* send: source; recv: destination */
     size_t len;
     hc_xfer_t *x;
+    int is_send;
 } lp_msg_t;
 
 typedef struct lp_rank {
@@ -20,11 +21,20 @@ typedef struct lp_rank {
     uint32_t rank;
 } lp_rank_t;
 
+/* Unmatched messages wait in hash buckets keyed by (src, dst, tag), in post
+ * order within a bucket, so that posting and matching cost O(1) however
+ * many messages are outstanding (a ring allgather pre-posts n-1 receives on
+ * every rank); the table doubles as it fills. */
+typedef struct {
+    lp_msg_t *head, *tail;
+} lp_bucket_t;
+
 struct hc_loop {
     uint32_t n;
     lp_rank_t *ranks;
-    lp_msg_t **sends; /* per destination: unmatched sends, in post order */
-    lp_msg_t **recvs; /* per destination: unmatched receives, in post order */
+    lp_bucket_t *sends, *recvs; /* unmatched sends / receives */
+    uint32_t mask;              /* buckets - 1 */
+    size_t nsends, nrecvs;
     uint64_t *traffic;
     int error;
 };
@@ -34,10 +44,12 @@ hc_loop_t *hc_loop_create(uint32_t n)
     hc_loop_t *lp = calloc(1, sizeof(*lp));
     if (lp == NULL)
         return NULL;
+    uint32_t nb = 64;
     lp->n = n;
+    lp->mask = nb - 1;
     lp->ranks = calloc(n, sizeof(*lp->ranks));
-    lp->sends = calloc(n, sizeof(*lp->sends));
-    lp->recvs = calloc(n, sizeof(*lp->recvs));
+    lp->sends = calloc(nb, sizeof(*lp->sends));
+    lp->recvs = calloc(nb, sizeof(*lp->recvs));
     lp->traffic = calloc((size_t)n * n, sizeof(uint64_t));
     if (!lp->ranks || !lp->sends || !lp->recvs || !lp->traffic) {
         hc_loop_destroy(lp);
@@ -63,9 +75,9 @@ void hc_loop_destroy(hc_loop_t *lp)
 {
     if (lp == NULL)
         return;
-    for (uint32_t i = 0; lp->sends && lp->recvs && i < lp->n; i++) {
-        free_list(lp->sends[i]);
-        free_list(lp->recvs[i]);
+    for (uint32_t i = 0; lp->sends && lp->recvs && i <= lp->mask; i++) {
+        free_list(lp->sends[i].head);
+        free_list(lp->recvs[i].head);
     }
     free(lp->ranks);
     free(lp->sends);
@@ -84,25 +96,71 @@ const uint64_t *hc_loop_traffic(const hc_loop_t *lp)
     return lp->traffic;
 }
 
-/* Find and unlink the first message in *list from src with tag. */
-static lp_msg_t *take(lp_msg_t **list, uint32_t src, uint64_t tag)
+static lp_bucket_t *bucket(hc_loop_t *lp, int sends, uint32_t src, uint32_t dst, uint64_t tag)
 {
-    for (lp_msg_t **pp = list; *pp; pp = &(*pp)->next) {
-        if ((*pp)->src == src && (*pp)->tag == tag) {
-            lp_msg_t *m = *pp;
-            *pp = m->next;
-            return m;
-        }
-    }
-    return NULL;
+    uint64_t h = (tag ^ ((uint64_t)src << 32 | dst) * 0xc2b2ae3d27d4eb4fULL) *
+                 0x9e3779b97f4a7c15ULL;
+    return &(sends ? lp->sends : lp->recvs)[(uint32_t)(h >> 32) & lp->mask];
 }
 
-static void append(lp_msg_t **list, lp_msg_t *m)
+static void append(lp_bucket_t *b, lp_msg_t *m)
 {
-    while (*list)
-        list = &(*list)->next;
     m->next = NULL;
-    *list = m;
+    if (b->tail)
+        b->tail->next = m;
+    else
+        b->head = m;
+    b->tail = m;
+}
+
+/* Double the buckets when they hold two messages each on average. Messages
+ * move bucket by bucket in order, so equal keys stay in post order. */
+static void grow(hc_loop_t *lp)
+{
+    if (lp->nsends + lp->nrecvs <= 2 * ((size_t)lp->mask + 1) || lp->mask >= (1u << 26))
+        return;
+    uint32_t nb = 2 * (lp->mask + 1);
+    lp_bucket_t *ns = calloc(nb, sizeof(*ns)), *nr = calloc(nb, sizeof(*nr));
+    if (ns == NULL || nr == NULL) { /* keep the small table: slower, still right */
+        free(ns);
+        free(nr);
+        return;
+    }
+    lp_bucket_t *os = lp->sends, *orc = lp->recvs;
+    uint32_t ob = lp->mask + 1;
+    lp->sends = ns;
+    lp->recvs = nr;
+    lp->mask = nb - 1;
+    for (uint32_t b = 0; b < ob; b++) {
+        for (int k = 0; k < 2; k++) {
+            lp_msg_t *m = (k ? orc : os)[b].head;
+            while (m) {
+                lp_msg_t *nx = m->next;
+                append(bucket(lp, !k, m->src, m->dst, m->tag), m);
+                m = nx;
+            }
+        }
+    }
+    free(os);
+    free(orc);
+}
+
+/* Unlink m (or, with m NULL, the first message from src to dst with tag). */
+static lp_msg_t *take(lp_bucket_t *b, lp_msg_t *m, uint32_t src, uint32_t dst, uint64_t tag)
+{
+    lp_msg_t *prev = NULL;
+    for (lp_msg_t *p = b->head; p; prev = p, p = p->next) {
+        if (m ? p != m : (p->src != src || p->dst != dst || p->tag != tag))
+            continue;
+        if (prev)
+            prev->next = p->next;
+        else
+            b->head = p->next;
+        if (b->tail == p)
+            b->tail = prev;
+        return p;
+    }
+    return NULL;
 }
 
 static void deliver(hc_loop_t *lp, lp_msg_t *snd, lp_msg_t *rcv)
@@ -138,9 +196,11 @@ static int post(void *tctx, uint32_t peer, void *buf, size_t len, uint64_t tag,
     m->buf = buf;
     m->len = len;
     m->x = x;
+    m->is_send = is_send;
     x->req = m;
-    lp_msg_t *other = take(is_send ? &lp->recvs[m->dst] : &lp->sends[m->dst], m->src, tag);
+    lp_msg_t *other = take(bucket(lp, !is_send, m->src, m->dst, tag), NULL, m->src, m->dst, tag);
     if (other) {
+        *(is_send ? &lp->nrecvs : &lp->nsends) -= 1;
         x->req = NULL;
         other->x->req = NULL;
         if (is_send)
@@ -148,7 +208,9 @@ static int post(void *tctx, uint32_t peer, void *buf, size_t len, uint64_t tag,
         else
             deliver(lp, other, m);
     } else {
-        append(is_send ? &lp->sends[m->dst] : &lp->recvs[m->dst], m);
+        append(bucket(lp, is_send, m->src, m->dst, tag), m);
+        *(is_send ? &lp->nsends : &lp->nrecvs) += 1;
+        grow(lp);
     }
     return HCCL_SUCCESS;
 }
@@ -165,22 +227,14 @@ static int lp_irecv(void *tctx, uint32_t peer, void *buf, size_t len, uint64_t t
     return post(tctx, peer, buf, len, tag, x, 0);
 }
 
-static void unlink_msg(lp_msg_t **list, lp_msg_t *m)
-{
-    for (lp_msg_t **pp = list; *pp; pp = &(*pp)->next)
-        if (*pp == m) {
-            *pp = m->next;
-            return;
-        }
-}
-
 static void lp_cancel(void *tctx, hc_xfer_t *x)
 {
     lp_rank_t *r = tctx;
+    hc_loop_t *lp = r->lp;
     lp_msg_t *m = x->req;
     if (m) {
-        unlink_msg(&r->lp->sends[m->dst], m);
-        unlink_msg(&r->lp->recvs[m->dst], m);
+        if (take(bucket(lp, m->is_send, m->src, m->dst, m->tag), m, 0, 0, 0))
+            *(m->is_send ? &lp->nsends : &lp->nrecvs) -= 1;
         free(m);
         x->req = NULL;
     }
@@ -190,6 +244,7 @@ static void lp_cancel(void *tctx, hc_xfer_t *x)
 
 static int lp_progress(void *tctx)
 {
+    (void)tctx;
     return 0;
 }
 
@@ -238,11 +293,11 @@ int hc_loop_run(hc_loop_t *lp, hc_exec_t *ex, char *err, size_t errlen)
             return HCCL_E_INTERNAL;
         }
     }
-    for (uint32_t d = 0; d < n; d++) {
-        if (lp->sends[d] || lp->recvs[d]) {
-            lp_msg_t *m = lp->sends[d] ? lp->sends[d] : lp->recvs[d];
+    for (uint32_t b = 0; (lp->nsends || lp->nrecvs) && b <= lp->mask; b++) {
+        lp_msg_t *m = lp->sends[b].head ? lp->sends[b].head : lp->recvs[b].head;
+        if (m) {
             snprintf(err, errlen, "unmatched %s %u -> %u (tag %#llx, %zu B) after completion",
-                     lp->sends[d] ? "send" : "receive", m->src, m->dst,
+                     m->is_send ? "send" : "receive", m->src, m->dst,
                      (unsigned long long)m->tag, m->len);
             return HCCL_E_INTERNAL;
         }

@@ -1,0 +1,1389 @@
+/*
+ * test/unit/check_sched.c - every algorithm of every collective, run for
+ * all ranks in one process: build each rank's schedule, run them together
+ * through the executor over the rendezvous loopback transport, and compare
+ * every byte of every buffer with an image computed here independently of
+ * the builders (inputs, outputs from a plain reference, untouched parts,
+ * guard bytes around SEND/RECV/TMP).
+ *
+ * Besides the results, each schedule is checked statically: every region
+ * inside its declared buffer (NULL buffers never touched), offsets and
+ * lengths in whole elements, tags < 2^20 and unique per (peer, direction),
+ * REDUCE operands equal or disjoint; and, for schedules up to a few thousand
+ * steps, free of data races: any two steps touching the same bytes (after
+ * in-place aliasing), one of them writing, must be ordered by the
+ * dependencies, so the result holds for every executor and timing. A second
+ * driver progresses ranks in random order with random skips, and results
+ * whose bits depend on the reduction order (inexact float sums, float max
+ * over signed zeros) must come out bit-identical on every rank and under
+ * both drivers.
+ *
+ * HC_TEST_FULL=1 in the environment adds more roots, counts and ring
+ * orders (slower).
+ */
+#include <check.h>
+#include <malloc.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "coll/algos.h"
+#include "coll/coll.h"
+#include "src/exec.h"
+#include "src/transport_loop.h"
+
+#define GUARD 64
+#define RACE_MAX_STEPS 4096u
+
+static int full_mode;
+
+/* ------------------------------------------------------------ values */
+
+/* VK_F32_INEXACT: float sums that round, so the order of the operands
+ * shows in the bits. VK_F32_MAXZ: float max over -0.0, +0.0 and negative
+ * numbers; max(-0, +0) depends on the operand order, so this catches two
+ * partners that compute a op b and b op a. Both are compared with the
+ * reference numerically, and bit for bit between ranks and drivers. */
+typedef enum {
+    VK_I32_SUM,
+    VK_F32_SUM,
+    VK_U8_MAX,
+    VK_I32_PROD,
+    VK_F32_INEXACT,
+    VK_F32_MAXZ,
+    VK_LAST
+} vk_t;
+
+static const struct {
+    HcclDataType dt;
+    HcclReduceOp op;
+    size_t es;
+    const char *name;
+} vk_info[VK_LAST] = {
+    {HCCL_DATA_TYPE_INT32, HCCL_REDUCE_SUM, 4, "int32/sum"},
+    {HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, 4, "float/sum"},
+    {HCCL_DATA_TYPE_UINT8, HCCL_REDUCE_MAX, 1, "uint8/max"},
+    {HCCL_DATA_TYPE_INT32, HCCL_REDUCE_PROD, 4, "int32/prod"},
+    {HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, 4, "float/sum-inexact"},
+    {HCCL_DATA_TYPE_FP32, HCCL_REDUCE_MAX, 4, "float/max-signed-zeros"},
+};
+
+static uint64_t mix64(uint64_t x)
+{
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdULL;
+    x ^= x >> 33;
+    x *= 0xc4ceb9fe1a85ec53ULL;
+    x ^= x >> 33;
+    return x;
+}
+
+static uint32_t fbits(float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    return u;
+}
+
+static float bitsf(uint32_t u)
+{
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+}
+
+/* Input element i of rank r (the bits of one element). Sums stay exact
+ * except for VK_F32_INEXACT: |int32| < 2^19, floats are integers below
+ * 2^12, products have at most three factors other than +-1; uint8 values
+ * stay below 200 so that they never equal the 0xD0.. garbage. */
+static uint32_t gen(vk_t vk, uint32_t seed, uint32_t r, uint64_t i)
+{
+    uint64_t h = mix64(((uint64_t)seed << 48) ^ ((uint64_t)r << 32) ^ i ^ 0x9e3779b97f4a7c15ULL);
+    switch (vk) {
+    case VK_I32_SUM:
+        return (uint32_t)((int32_t)(h % (1u << 20)) - (1 << 19));
+    case VK_F32_SUM:
+        return fbits((float)((int32_t)(h % 8192) - 4096));
+    case VK_U8_MAX:
+        return (uint32_t)(h % 200);
+    case VK_I32_PROD: {
+        int32_t v = (h & 1) ? -1 : 1;
+        if (r < 3 && ((h >> 1) & 1))
+            v *= 2 + (int32_t)((h >> 2) % 2);
+        return (uint32_t)v;
+    }
+    case VK_F32_MAXZ:
+        return fbits(h % 3 == 0 ? -0.0f : h % 3 == 1 ? 0.0f : -(float)(1 + (h >> 8) % 5));
+    default: {
+        float f = ((float)(h % 1000000) + 0.37f) / 3.0f;
+        return fbits((h >> 40) & 1 ? -f : f);
+    }
+    }
+}
+
+/* Reference reduction over all n ranks of input element idx; for floats
+ * *mag gets sum |x| (the scale of the rounding error). */
+static uint32_t fold(vk_t vk, uint32_t seed, uint32_t n, uint64_t idx, double *mag)
+{
+    int64_t is = 0, ip = 1;
+    double ds = 0, dm = 0;
+    uint32_t mx = 0;
+    for (uint32_t q = 0; q < n; q++) {
+        uint32_t v = gen(vk, seed, q, idx);
+        switch (vk) {
+        case VK_I32_SUM:
+            is += (int32_t)v;
+            break;
+        case VK_I32_PROD:
+            ip *= (int32_t)v;
+            break;
+        case VK_U8_MAX:
+            mx = v > mx ? v : mx;
+            break;
+        case VK_F32_MAXZ:
+            ds = q == 0 || bitsf(v) > ds ? bitsf(v) : ds;
+            break;
+        default:
+            ds += bitsf(v);
+            dm += bitsf(v) < 0 ? -bitsf(v) : bitsf(v);
+            break;
+        }
+    }
+    if (mag)
+        *mag = dm;
+    switch (vk) {
+    case VK_I32_SUM:
+        return (uint32_t)(int32_t)is;
+    case VK_I32_PROD:
+        return (uint32_t)(int32_t)ip;
+    case VK_U8_MAX:
+        return mx;
+    default:
+        return fbits((float)ds);
+    }
+}
+
+static void put(uint8_t *p, size_t es, uint32_t v)
+{
+    if (es == 4)
+        memcpy(p, &v, 4);
+    else
+        *p = (uint8_t)v;
+}
+
+static uint32_t get(const uint8_t *p, size_t es)
+{
+    uint32_t v;
+    if (es == 4)
+        memcpy(&v, p, 4);
+    else
+        v = *p;
+    return v;
+}
+
+/* ------------------------------------------------------------ cases */
+
+typedef struct {
+    hc_coll_t coll;
+    const hc_algo_t *algo;
+    uint32_t n, root;
+    uint64_t count;
+    int in_place;
+    uint64_t chunk;
+    vk_t vk;
+    const uint32_t *ring; /* NULL = 0..n-1 */
+    int shuffled;         /* random-order driver */
+    uint32_t seed;
+} tc_t;
+
+typedef struct {
+    uint8_t *raw; /* GUARD + size + GUARD */
+    uint8_t *exp; /* expected data afterwards (size) */
+    size_t size;
+} region_t;
+
+typedef struct {
+    region_t reg[2], tmp;
+    void *bufs[HC_NBUFS];
+    size_t bsize[HC_NBUFS]; /* declared size of each buffer */
+    hc_sched_t s;
+    uint64_t *sc, *sd, *rc, *rd; /* ALLTOALLV */
+} rank_t;
+
+static char desc_buf[512];
+
+static const char *describe(const tc_t *t)
+{
+    snprintf(desc_buf, sizeof(desc_buf),
+             "%s/%s n=%u count=%llu root=%u %s chunk=%llu %s%s%s", hc_coll_name(t->coll),
+             t->algo->name, t->n, (unsigned long long)t->count, t->root,
+             t->in_place ? "in-place" : "out-of-place", (unsigned long long)t->chunk,
+             vk_info[t->vk].name, t->ring ? " custom-ring" : "",
+             t->shuffled ? " shuffled" : "");
+    return desc_buf;
+}
+
+static uint8_t guard_byte(size_t k)
+{
+    return (uint8_t)(0x5a ^ (k * 31));
+}
+
+static uint8_t garbage_byte(uint32_t r, size_t k)
+{
+    return (uint8_t)(0xd0 | ((k * 13 + r * 7) & 0x2f));
+}
+
+static void region_alloc(region_t *g, size_t size, uint32_t r, int garbage)
+{
+    g->size = size;
+    g->raw = malloc(size + 2 * GUARD);
+    g->exp = malloc(size ? size : 1);
+    if (g->raw == NULL || g->exp == NULL)
+        ck_abort_msg("out of memory (%zu B)", size);
+    for (size_t k = 0; k < GUARD; k++) {
+        g->raw[k] = guard_byte(k);
+        g->raw[GUARD + size + k] = guard_byte(k + 7);
+    }
+    for (size_t k = 0; k < size; k++)
+        g->raw[GUARD + k] = garbage ? garbage_byte(r, k) : 0xe7;
+    memcpy(g->exp, g->raw + GUARD, size);
+}
+
+static uint8_t *rdata(region_t *g)
+{
+    return g->raw + GUARD;
+}
+
+/* set element i of a region, both now and in the expected image */
+static void init_elem(region_t *g, size_t es, uint64_t i, uint32_t v)
+{
+    put(rdata(g) + i * es, es, v);
+    put(g->exp + i * es, es, v);
+}
+
+static void expect_elem(region_t *g, size_t es, uint64_t i, uint32_t v)
+{
+    put(g->exp + i * es, es, v);
+}
+
+static void region_free(region_t *g)
+{
+    free(g->raw);
+    free(g->exp);
+    g->raw = g->exp = NULL;
+}
+
+/* ALLTOALLV counts: block from s to d, in elements, some empty; displs
+ * packed with gaps, the receive side in reverse source order. */
+static uint64_t v_count(const tc_t *t, uint32_t s, uint32_t d)
+{
+    uint64_t h = mix64(((uint64_t)s << 32) ^ d ^ t->seed);
+    if (h % 4 == 0)
+        return 0;
+    return (h >> 8) % (t->count + 1);
+}
+
+static uint64_t v_gap(uint32_t a, uint32_t b)
+{
+    return (a * 3u + b) % 3u;
+}
+
+/* Fill the buffers and the expected images of rank r. */
+static void setup_rank(const tc_t *t, uint32_t r, rank_t *k, const uint32_t *ref,
+                       const uint64_t *const *sdispl_of)
+{
+    const size_t es = vk_info[t->vk].es;
+    const uint64_t c = t->count, n = t->n;
+    const vk_t vk = t->vk;
+    const uint32_t sd = t->seed, root = t->root;
+    const int ip = t->in_place;
+    memset(k->bufs, 0, sizeof(k->bufs));
+    memset(k->bsize, 0, sizeof(k->bsize));
+    region_t *g0 = &k->reg[0], *g1 = &k->reg[1];
+
+    switch (t->coll) {
+    case HC_COLL_ALLREDUCE:
+        region_alloc(g0, c * es, r, 0);
+        for (uint64_t i = 0; i < c; i++)
+            init_elem(g0, es, i, gen(vk, sd, r, i));
+        k->bufs[HC_BUF_SEND] = rdata(g0);
+        if (ip) {
+            k->bufs[HC_BUF_RECV] = rdata(g0);
+            g1 = g0;
+        } else {
+            region_alloc(g1, c * es, r, 1);
+            k->bufs[HC_BUF_RECV] = rdata(g1);
+        }
+        for (uint64_t i = 0; i < c; i++)
+            expect_elem(g1, es, i, ref[i]);
+        k->bsize[HC_BUF_SEND] = k->bsize[HC_BUF_RECV] = c * es;
+        break;
+    case HC_COLL_BROADCAST:
+        region_alloc(g0, c * es, r, r != root);
+        for (uint64_t i = 0; i < c; i++) {
+            if (r == root)
+                init_elem(g0, es, i, gen(vk, sd, root, i));
+            expect_elem(g0, es, i, gen(vk, sd, root, i));
+        }
+        k->bufs[HC_BUF_SEND] = k->bufs[HC_BUF_RECV] = rdata(g0);
+        k->bsize[HC_BUF_SEND] = k->bsize[HC_BUF_RECV] = c * es;
+        break;
+    case HC_COLL_REDUCE:
+        region_alloc(g0, c * es, r, 0);
+        for (uint64_t i = 0; i < c; i++)
+            init_elem(g0, es, i, gen(vk, sd, r, i));
+        k->bufs[HC_BUF_SEND] = rdata(g0);
+        k->bsize[HC_BUF_SEND] = c * es;
+        if (r == root) {
+            if (ip) {
+                g1 = g0;
+            } else {
+                region_alloc(g1, c * es, r, 1);
+            }
+            for (uint64_t i = 0; i < c; i++)
+                expect_elem(g1, es, i, ref[i]);
+            k->bufs[HC_BUF_RECV] = rdata(g1);
+            k->bsize[HC_BUF_RECV] = c * es;
+        }
+        break;
+    case HC_COLL_REDUCESCATTER:
+        region_alloc(g0, n * c * es, r, 0);
+        for (uint64_t i = 0; i < n * c; i++)
+            init_elem(g0, es, i, gen(vk, sd, r, i));
+        k->bufs[HC_BUF_SEND] = rdata(g0);
+        k->bsize[HC_BUF_SEND] = n * c * es;
+        k->bsize[HC_BUF_RECV] = c * es;
+        if (ip) {
+            k->bufs[HC_BUF_RECV] = rdata(g0) + r * c * es;
+            for (uint64_t i = 0; i < c; i++)
+                expect_elem(g0, es, r * c + i, ref[r * c + i]);
+        } else {
+            region_alloc(g1, c * es, r, 1);
+            k->bufs[HC_BUF_RECV] = rdata(g1);
+            for (uint64_t i = 0; i < c; i++)
+                expect_elem(g1, es, i, ref[r * c + i]);
+        }
+        break;
+    case HC_COLL_ALLGATHER:
+        k->bsize[HC_BUF_SEND] = c * es;
+        k->bsize[HC_BUF_RECV] = n * c * es;
+        if (ip) {
+            region_alloc(g0, n * c * es, r, 1);
+            for (uint64_t i = 0; i < c; i++)
+                init_elem(g0, es, r * c + i, gen(vk, sd, r, i));
+            k->bufs[HC_BUF_RECV] = rdata(g0);
+            k->bufs[HC_BUF_SEND] = rdata(g0) + r * c * es;
+            g1 = g0;
+        } else {
+            region_alloc(g0, c * es, r, 0);
+            for (uint64_t i = 0; i < c; i++)
+                init_elem(g0, es, i, gen(vk, sd, r, i));
+            region_alloc(g1, n * c * es, r, 1);
+            k->bufs[HC_BUF_SEND] = rdata(g0);
+            k->bufs[HC_BUF_RECV] = rdata(g1);
+        }
+        for (uint32_t q = 0; q < n; q++)
+            for (uint64_t i = 0; i < c; i++)
+                expect_elem(g1, es, q * c + i, gen(vk, sd, q, i));
+        break;
+    case HC_COLL_SCATTER:
+        k->bsize[HC_BUF_RECV] = c * es;
+        if (r == root) {
+            region_alloc(g0, n * c * es, r, 0);
+            for (uint64_t i = 0; i < n * c; i++)
+                init_elem(g0, es, i, gen(vk, sd, root, i));
+            k->bufs[HC_BUF_SEND] = rdata(g0);
+            k->bsize[HC_BUF_SEND] = n * c * es;
+            if (ip) {
+                k->bufs[HC_BUF_RECV] = rdata(g0) + r * c * es;
+                break; /* already holds its block */
+            }
+        } else {
+            region_alloc(g0, 0, r, 0); /* nothing: SEND is NULL */
+        }
+        region_alloc(g1, c * es, r, 1);
+        k->bufs[HC_BUF_RECV] = rdata(g1);
+        for (uint64_t i = 0; i < c; i++)
+            expect_elem(g1, es, i, gen(vk, sd, root, r * c + i));
+        break;
+    case HC_COLL_ALLTOALL:
+        region_alloc(g0, n * c * es, r, 0);
+        for (uint64_t i = 0; i < n * c; i++)
+            init_elem(g0, es, i, gen(vk, sd, r, i));
+        k->bufs[HC_BUF_SEND] = rdata(g0);
+        if (ip) {
+            g1 = g0;
+        } else {
+            region_alloc(g1, n * c * es, r, 1);
+        }
+        k->bufs[HC_BUF_RECV] = rdata(g1);
+        k->bsize[HC_BUF_SEND] = k->bsize[HC_BUF_RECV] = n * c * es;
+        for (uint32_t q = 0; q < n; q++)
+            for (uint64_t i = 0; i < c; i++)
+                expect_elem(g1, es, q * c + i, gen(vk, sd, q, r * c + i));
+        break;
+    case HC_COLL_ALLTOALLV: {
+        uint64_t send_end = k->sd[n - 1] + k->sc[n - 1] + v_gap(r, 9);
+        uint64_t recv_end = k->rd[0] + k->rc[0] + v_gap(r, 5);
+        region_alloc(g0, send_end * es, r, 0);
+        for (uint64_t i = 0; i < send_end; i++)
+            init_elem(g0, es, i, gen(vk, sd, r, i));
+        region_alloc(g1, recv_end * es, r, 1);
+        for (uint32_t q = 0; q < n; q++)
+            for (uint64_t i = 0; i < k->rc[q]; i++)
+                expect_elem(g1, es, k->rd[q] + i, gen(vk, sd, q, sdispl_of[q][r] + i));
+        k->bufs[HC_BUF_SEND] = rdata(g0);
+        k->bufs[HC_BUF_RECV] = rdata(g1);
+        k->bsize[HC_BUF_SEND] = send_end * es;
+        k->bsize[HC_BUF_RECV] = recv_end * es;
+        break;
+    }
+    default: /* BARRIER: no buffers */
+        break;
+    }
+}
+
+/* ------------------------------------------------------------ static checks */
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+
+/* Check one rank's schedule; returns NULL or a static message. */
+static const char *check_static(const tc_t *t, uint32_t r, rank_t *k, char *msg, size_t len)
+{
+    const hc_sched_t *s = &k->s;
+    const size_t es = vk_info[t->vk].es;
+    size_t size[HC_NBUFS];
+    memcpy(size, k->bsize, sizeof(size));
+    size[HC_BUF_TMP] = s->tmp_bytes;
+    uint64_t *keys = malloc(((size_t)s->nsteps + 1) * sizeof(uint64_t) * 2);
+    size_t nsend = 0, nrecv = 0;
+    uint64_t *rkeys = keys + s->nsteps + 1;
+    const char *bad = NULL;
+    for (uint32_t i = 0; i < s->nsteps && !bad; i++) {
+        const hc_step_t *st = &s->steps[i];
+        hc_loc_t loc[3];
+        int nl = 0;
+        switch (st->kind) {
+        case HC_STEP_SEND:
+            loc[nl++] = st->a;
+            break;
+        case HC_STEP_RECV:
+            loc[nl++] = st->dst;
+            break;
+        case HC_STEP_REDUCE:
+            loc[nl++] = st->dst;
+            loc[nl++] = st->a;
+            loc[nl++] = st->b;
+            break;
+        case HC_STEP_COPY:
+            loc[nl++] = st->dst;
+            loc[nl++] = st->a;
+            break;
+        case HC_STEP_NOP:
+            break;
+        default:
+            snprintf(msg, len, "rank %u step %u: bad kind %u", r, i, st->kind);
+            bad = msg;
+        }
+        for (int q = 0; q < nl && !bad; q++) {
+            if (loc[q].buf >= HC_NBUFS || loc[q].off + st->bytes > size[loc[q].buf] ||
+                (st->bytes && k->bufs[loc[q].buf] == NULL && loc[q].buf != HC_BUF_TMP)) {
+                snprintf(msg, len, "rank %u step %u: region buf %u [%llu, +%llu) outside %zu B",
+                         r, i, loc[q].buf, (unsigned long long)loc[q].off,
+                         (unsigned long long)st->bytes, size[loc[q].buf < HC_NBUFS ? loc[q].buf : 0]);
+                bad = msg;
+            } else if (loc[q].off % es || st->bytes % es) {
+                snprintf(msg, len, "rank %u step %u: offset/length not whole elements", r, i);
+                bad = msg;
+            }
+        }
+        if (bad)
+            break;
+        if (st->kind == HC_STEP_SEND || st->kind == HC_STEP_RECV) {
+            if (st->peer >= t->n || st->peer == r || st->tag > HC_TAG_MAX) {
+                snprintf(msg, len, "rank %u step %u: peer %u / tag %u invalid", r, i, st->peer,
+                         st->tag);
+                bad = msg;
+                break;
+            }
+            uint64_t key = ((uint64_t)st->peer << 32) | st->tag;
+            if (st->kind == HC_STEP_SEND)
+                keys[nsend++] = key;
+            else
+                rkeys[nrecv++] = key;
+        }
+        if (st->kind == HC_STEP_REDUCE) {
+            /* operands equal or disjoint (after aliasing) */
+            uintptr_t d = (uintptr_t)((char *)k->bufs[st->dst.buf] + st->dst.off);
+            for (int q = 1; q < 3; q++) {
+                uintptr_t o = (uintptr_t)((char *)k->bufs[loc[q].buf] + loc[q].off);
+                if (o != d && o < d + st->bytes && d < o + st->bytes) {
+                    snprintf(msg, len, "rank %u step %u: REDUCE operands overlap partially", r, i);
+                    bad = msg;
+                }
+            }
+        }
+    }
+    if (!bad) {
+        qsort(keys, nsend, sizeof(uint64_t), cmp_u64);
+        qsort(rkeys, nrecv, sizeof(uint64_t), cmp_u64);
+        for (size_t i = 1; i < nsend && !bad; i++)
+            if (keys[i] == keys[i - 1]) {
+                snprintf(msg, len, "rank %u: two sends to %llu with tag %llu", r,
+                         (unsigned long long)(keys[i] >> 32),
+                         (unsigned long long)(keys[i] & 0xffffffffu));
+                bad = msg;
+            }
+        for (size_t i = 1; i < nrecv && !bad; i++)
+            if (rkeys[i] == rkeys[i - 1]) {
+                snprintf(msg, len, "rank %u: two receives from %llu with tag %llu", r,
+                         (unsigned long long)(rkeys[i] >> 32),
+                         (unsigned long long)(rkeys[i] & 0xffffffffu));
+                bad = msg;
+            }
+    }
+    free(keys);
+    return bad;
+}
+
+/* Data races: steps touching the same bytes (after in-place aliasing), one
+ * of them writing, must be ordered by the (transitive) dependencies. With
+ * shadow memory per element and the steps in index order (a topological
+ * order: dependencies point backwards), it suffices that every access
+ * follows the last write before it and precedes the next write after it;
+ * every other conflicting pair is then ordered through those writes. */
+static int reaches(const uint64_t *reach, uint32_t W, uint32_t from, uint32_t to)
+{
+    return (reach[(size_t)to * W + from / 64] >> (from % 64)) & 1;
+}
+
+typedef struct {
+    int32_t *sh[3]; /* per region element: last / next writing step */
+    region_t *g[3];
+    size_t es;
+} shadow_t;
+
+/* The shadow slots of [p, p+bytes): region index and first element. */
+static int locate(const shadow_t *sh, const char *p, uint64_t bytes, size_t *e0)
+{
+    for (int q = 0; q < 3; q++) {
+        const region_t *g = sh->g[q];
+        if (g->raw && p >= (char *)g->raw + GUARD && p + bytes <= (char *)g->raw + GUARD + g->size) {
+            *e0 = (size_t)(p - ((char *)g->raw + GUARD)) / sh->es;
+            return q;
+        }
+    }
+    return -1;
+}
+
+static const char *check_races(uint32_t r, rank_t *k, size_t es, char *msg, size_t len)
+{
+    static const char *kn[] = {"SEND", "RECV", "REDUCE", "COPY", "NOP"};
+    const hc_sched_t *s = &k->s;
+    const uint32_t S = s->nsteps, W = (S + 63) / 64;
+    if (S == 0 || S > RACE_MAX_STEPS)
+        return NULL;
+    uint64_t *reach = calloc((size_t)S * W, sizeof(uint64_t));
+    for (uint32_t i = 0; i < S; i++) {
+        uint64_t *ri = reach + (size_t)i * W;
+        const uint32_t *d = s->deps + s->steps[i].dep_off;
+        for (uint32_t q = 0; q < s->steps[i].ndeps; q++) {
+            const uint64_t *rd = reach + (size_t)d[q] * W;
+            for (uint32_t w = 0; w <= d[q] / 64; w++) /* ancestors have lower indices */
+                ri[w] |= rd[w];
+            ri[d[q] / 64] |= 1ull << (d[q] % 64);
+        }
+    }
+    shadow_t sh = {.g = {&k->reg[0], &k->reg[1], &k->tmp}, .es = es};
+    for (int q = 0; q < 3; q++) {
+        size_t ne = sh.g[q]->raw ? sh.g[q]->size / es : 0;
+        sh.sh[q] = malloc((ne + 1) * sizeof(int32_t));
+    }
+    const char *bad = NULL;
+    for (int pass = 0; pass < 2 && !bad; pass++) {
+        for (int q = 0; q < 3; q++)
+            if (sh.g[q]->raw)
+                memset(sh.sh[q], 0xff, (sh.g[q]->size / es + 1) * sizeof(int32_t)); /* -1 */
+        for (uint32_t x = 0; x < S && !bad; x++) {
+            const uint32_t i = pass == 0 ? x : S - 1 - x;
+            const hc_step_t *st = &s->steps[i];
+            hc_loc_t loc[3];
+            int wr[3], nl = 0;
+            switch (st->kind) {
+            case HC_STEP_SEND:
+                loc[nl] = st->a, wr[nl++] = 0;
+                break;
+            case HC_STEP_RECV:
+                loc[nl] = st->dst, wr[nl++] = 1;
+                break;
+            case HC_STEP_REDUCE:
+                loc[nl] = st->a, wr[nl++] = 0;
+                loc[nl] = st->b, wr[nl++] = 0;
+                loc[nl] = st->dst, wr[nl++] = 1;
+                break;
+            case HC_STEP_COPY:
+                loc[nl] = st->a, wr[nl++] = 0;
+                loc[nl] = st->dst, wr[nl++] = 1;
+                break;
+            default:
+                break;
+            }
+            if (st->bytes == 0)
+                nl = 0;
+            /* check every access of the step, then record its writes */
+            for (int phase = 0; phase < 2 && !bad; phase++)
+                for (int a = 0; a < nl && !bad; a++) {
+                    size_t e0;
+                    int q = locate(&sh, (char *)k->bufs[loc[a].buf] + loc[a].off, st->bytes, &e0);
+                    if (q < 0) {
+                        snprintf(msg, len, "rank %u step %u: region outside every buffer", r, i);
+                        bad = msg;
+                        break;
+                    }
+                    int32_t *v = sh.sh[q] + e0;
+                    for (size_t e = 0; e < st->bytes / es; e++) {
+                        if (phase == 1) {
+                            if (wr[a])
+                                v[e] = (int32_t)i;
+                            continue;
+                        }
+                        if (v[e] < 0 || (uint32_t)v[e] == i)
+                            continue;
+                        uint32_t o = (uint32_t)v[e];
+                        if (pass == 0 ? !reaches(reach, W, o, i) : !reaches(reach, W, i, o)) {
+                            snprintf(msg, len,
+                                     "rank %u: race between step %u (%s) and step %u (%s)", r,
+                                     o < i ? o : i, kn[s->steps[o < i ? o : i].kind],
+                                     o < i ? i : o, kn[s->steps[o < i ? i : o].kind]);
+                            bad = msg;
+                            break;
+                        }
+                    }
+                }
+        }
+    }
+    for (int q = 0; q < 3; q++)
+        free(sh.sh[q]);
+    free(reach);
+    return bad;
+}
+
+/* ------------------------------------------------------------ drivers */
+
+static uint64_t xs_state;
+static uint64_t xs(void)
+{
+    xs_state ^= xs_state << 13;
+    xs_state ^= xs_state >> 7;
+    xs_state ^= xs_state << 17;
+    return xs_state;
+}
+
+/* Progress the executors in random order with random skips. */
+static int run_shuffled(hc_exec_t *ex, uint32_t n, uint64_t seed, char *err, size_t len)
+{
+    uint32_t *perm = malloc(n * sizeof(uint32_t));
+    int rc = HCCL_SUCCESS, calm = 0;
+    xs_state = seed * 2654435761u + 88172645463325252ull;
+    for (uint32_t i = 0; i < n; i++)
+        perm[i] = i;
+    for (;;) {
+        for (uint32_t i = n; i > 1; i--) {
+            uint32_t j = (uint32_t)(xs() % i), tmp = perm[i - 1];
+            perm[i - 1] = perm[j];
+            perm[j] = tmp;
+        }
+        int all_done = 1, progressed = 0;
+        for (uint32_t q = 0; q < n; q++) {
+            hc_exec_t *e = &ex[perm[q]];
+            if (!calm && xs() % 3 == 0) { /* skew: leave this rank behind */
+                if (e->status == HCCL_E_AGAIN)
+                    all_done = 0;
+                continue;
+            }
+            uint32_t before = e->ndone + e->nissued;
+            int x = hc_exec_progress(e);
+            if (x == HCCL_E_AGAIN)
+                all_done = 0;
+            else if (x != HCCL_SUCCESS) {
+                snprintf(err, len, "rank %u failed with %d", perm[q], x);
+                rc = x;
+                goto out;
+            }
+            if (e->ndone + e->nissued != before)
+                progressed = 1;
+        }
+        if (all_done)
+            break;
+        if (!progressed) {
+            if (calm) { /* a full sweep without skips did nothing */
+                snprintf(err, len, "deadlock (shuffled driver)");
+                rc = HCCL_E_INTERNAL;
+                goto out;
+            }
+            calm = 1;
+        } else {
+            calm = 0;
+        }
+    }
+out:
+    if (rc != HCCL_SUCCESS)
+        for (uint32_t q = 0; q < n; q++)
+            hc_exec_cancel(&ex[q], HCCL_E_INTERNAL);
+    free(perm);
+    return rc;
+}
+
+/* ------------------------------------------------------------ one case */
+
+static uint64_t hash_bytes(uint64_t h, const uint8_t *p, size_t len)
+{
+    size_t i = 0;
+    for (; i + 8 <= len; i += 8) {
+        uint64_t w;
+        memcpy(&w, p + i, 8);
+        h = mix64(h ^ w);
+    }
+    for (; i < len; i++)
+        h = (h ^ p[i]) * 0x100000001b3ULL;
+    return h;
+}
+
+/* Run one case; fails the test on any mismatch. Returns a hash of every
+ * rank's user buffers afterwards (to compare drivers). */
+static uint64_t run_case(const tc_t *t)
+{
+    const uint32_t n = t->n;
+    const size_t es = vk_info[t->vk].es;
+    const int reducing = t->coll == HC_COLL_ALLREDUCE || t->coll == HC_COLL_REDUCE ||
+                         t->coll == HC_COLL_REDUCESCATTER;
+    /* results that may differ in the last bits (or the sign of a zero)
+     * from the reference, but must still agree between ranks */
+    const int inexact = t->vk == VK_F32_INEXACT || t->vk == VK_F32_MAXZ;
+    char msg[512], err[4096];
+    rank_t *rk = calloc(n, sizeof(rank_t));
+    hc_exec_t *ex = calloc(n, sizeof(hc_exec_t));
+    uint32_t *ref = NULL;
+    double *mag = NULL;
+    hc_topo_view_t topo = {.ring = t->ring};
+    uint64_t **sdispl_of = NULL;
+    uint64_t hash = 14695981039346656037ULL;
+    if (rk == NULL || ex == NULL)
+        ck_abort_msg("out of memory");
+
+    /* reference for the reducing collectives */
+    if (reducing) {
+        uint64_t len = t->coll == HC_COLL_REDUCESCATTER ? (uint64_t)n * t->count : t->count;
+        ref = malloc((len + 1) * sizeof(uint32_t));
+        mag = malloc((len + 1) * sizeof(double));
+        for (uint64_t i = 0; i < len; i++)
+            ref[i] = fold(t->vk, t->seed, n, i, &mag[i]);
+    }
+    if (t->coll == HC_COLL_ALLTOALLV) {
+        sdispl_of = calloc(n, sizeof(uint64_t *));
+        for (uint32_t r = 0; r < n; r++) {
+            rank_t *k = &rk[r];
+            k->sc = malloc(n * sizeof(uint64_t));
+            k->sd = malloc(n * sizeof(uint64_t));
+            k->rc = malloc(n * sizeof(uint64_t));
+            k->rd = malloc(n * sizeof(uint64_t));
+            uint64_t pos = v_gap(r, 0);
+            for (uint32_t d = 0; d < n; d++) {
+                k->sc[d] = v_count(t, r, d);
+                k->sd[d] = pos;
+                pos += k->sc[d] + v_gap(r, d);
+            }
+            pos = v_gap(r, 1);
+            for (uint32_t q = n; q-- > 0;) {
+                k->rc[q] = v_count(t, q, r);
+                k->rd[q] = pos;
+                pos += k->rc[q] + v_gap(q, r);
+            }
+            sdispl_of[r] = k->sd;
+        }
+    }
+
+    /* build, set up, check statically */
+    for (uint32_t r = 0; r < n; r++) {
+        rank_t *k = &rk[r];
+        int root_only_ip = t->coll == HC_COLL_REDUCE || t->coll == HC_COLL_SCATTER;
+        hc_coll_args_t a = {
+            .coll = t->coll,
+            .rank = r,
+            .nranks = n,
+            .root = t->root,
+            .count = t->coll == HC_COLL_BARRIER || t->coll == HC_COLL_ALLTOALLV ? 0 : t->count,
+            .esize = es,
+            .dtype = vk_info[t->vk].dt,
+            .op = vk_info[t->vk].op,
+            .in_place = t->in_place && (!root_only_ip || r == t->root),
+            .chunk_bytes = t->chunk,
+            .scounts = k->sc,
+            .sdispls = k->sd,
+            .rcounts = k->rc,
+            .rdispls = k->rd,
+            .topo = &topo,
+        };
+        hc_sched_init(&k->s, es);
+        int rc = t->algo->build(&a, &k->s);
+        if (rc != HCCL_SUCCESS || k->s.err)
+            ck_abort_msg("%s: rank %u build failed: %d", describe(t), r, rc);
+        setup_rank(t, r, k, ref, (const uint64_t *const *)sdispl_of);
+        region_alloc(&k->tmp, k->s.tmp_bytes, r, 0);
+        k->bufs[HC_BUF_TMP] = k->s.tmp_bytes ? rdata(&k->tmp) : NULL;
+        const char *bad = check_static(t, r, k, msg, sizeof(msg));
+        /* the small communicators cover the patterns; above 16 ranks a
+         * sample of ranks (every position relative to the root is covered
+         * at smaller n) */
+        if (!bad && n <= 64 &&
+            (n <= 16 || r < 3 || r + 1 == n || r % 5 == 0 || r == t->root ||
+             r == (t->root + 1) % n))
+            bad = check_races(r, k, es, msg, sizeof(msg));
+        if (bad)
+            ck_abort_msg("%s: %s", describe(t), bad);
+    }
+
+    /* run */
+    hc_loop_t *lp = hc_loop_create(n);
+    if (lp == NULL)
+        ck_abort_msg("hc_loop_create failed");
+    for (uint32_t r = 0; r < n; r++) {
+        int rc = hc_exec_start(&ex[r], &rk[r].s, rk[r].bufs, &hc_loop_ops, hc_loop_tctx(lp, r),
+                               r, 1, 0, vk_info[t->vk].dt, vk_info[t->vk].op, NULL);
+        if (rc != HCCL_SUCCESS)
+            ck_abort_msg("%s: hc_exec_start failed: %d", describe(t), rc);
+    }
+    err[0] = 0;
+    int rc = t->shuffled ? run_shuffled(ex, n, t->seed * 7u + t->shuffled * 1000003u + n, err, sizeof(err)) : HCCL_SUCCESS;
+    if (rc == HCCL_SUCCESS) /* also reports messages left unmatched */
+        rc = hc_loop_run(lp, ex, err, sizeof(err));
+    if (rc != HCCL_SUCCESS)
+        ck_abort_msg("%s: run failed (%d): %.1500s", describe(t), rc, err);
+
+    /* verify */
+    double tol = 0;
+    if (t->vk == VK_F32_INEXACT && reducing) {
+        uint64_t len = t->coll == HC_COLL_REDUCESCATTER ? (uint64_t)n * t->count : t->count;
+        for (uint64_t i = 0; i < len; i++)
+            tol = mag[i] > tol ? mag[i] : tol;
+        tol *= (double)n * 1.2e-7; /* n roundings of at most 2^-23 relative each */
+    }
+    for (uint32_t r = 0; r < n; r++) {
+        rank_t *k = &rk[r];
+        region_t *gs[3] = {&k->reg[0], &k->reg[1], &k->tmp};
+        for (int q = 0; q < 3; q++) {
+            region_t *g = gs[q];
+            if (g->raw == NULL)
+                continue;
+            for (size_t b = 0; b < GUARD; b++)
+                if (g->raw[b] != guard_byte(b) || g->raw[GUARD + g->size + b] != guard_byte(b + 7))
+                    ck_abort_msg("%s: rank %u %s: guard byte %s the region overwritten",
+                                 describe(t), r, q == 2 ? "TMP" : "user buffer",
+                                 g->raw[b] != guard_byte(b) ? "before" : "after");
+            if (q == 2)
+                continue;
+            hash = hash_bytes(hash, rdata(g), g->size);
+            if (memcmp(rdata(g), g->exp, g->size) == 0)
+                continue;
+            size_t b = 0;
+            while (rdata(g)[b] == g->exp[b])
+                b++;
+            if (inexact && reducing) {
+                /* float sums in another order: within rounding of the
+                 * reference, element by element; untouched parts exact */
+                size_t x;
+                for (x = 0; x + es <= g->size; x += es) {
+                    float gv = bitsf(get(rdata(g) + x, es)), wv = bitsf(get(g->exp + x, es));
+                    double d = (double)gv - (double)wv;
+                    if (gv != wv && !(d < tol && -d < tol))
+                        break;
+                }
+                if (x + es > g->size)
+                    continue;
+                ck_abort_msg("%s: rank %u byte %zu: got %.9g, want %.9g", describe(t), r, x,
+                             (double)bitsf(get(rdata(g) + x, es)),
+                             (double)bitsf(get(g->exp + x, es)));
+            }
+            ck_abort_msg("%s: rank %u %s byte %zu (element %zu): got 0x%02x, want 0x%02x",
+                         describe(t), r, q == 0 ? "buffer 0" : "buffer 1", b, b / es,
+                         rdata(g)[b], g->exp[b]);
+        }
+    }
+    /* every rank bit-identical (the tolerance above allows otherwise) */
+    if (t->coll == HC_COLL_ALLREDUCE)
+        for (uint32_t r = 1; r < n; r++)
+            if (memcmp(rk[r].bufs[HC_BUF_RECV], rk[0].bufs[HC_BUF_RECV], t->count * es))
+                ck_abort_msg("%s: rank %u's result differs from rank 0's", describe(t), r);
+
+    for (uint32_t r = 0; r < n; r++) {
+        hc_exec_fini(&ex[r]);
+        hc_sched_free(&rk[r].s);
+        region_free(&rk[r].reg[0]);
+        region_free(&rk[r].reg[1]);
+        region_free(&rk[r].tmp);
+        free(rk[r].sc);
+        free(rk[r].sd);
+        free(rk[r].rc);
+        free(rk[r].rd);
+    }
+    hc_loop_destroy(lp);
+    free(sdispl_of);
+    free(ref);
+    free(mag);
+    free(rk);
+    free(ex);
+    return hash;
+}
+
+/* ------------------------------------------------------------ enumeration */
+
+static int has_in_place(hc_coll_t c)
+{
+    return c != HC_COLL_BROADCAST && c != HC_COLL_ALLTOALLV && c != HC_COLL_BARRIER;
+}
+
+static int is_rooted(hc_coll_t c)
+{
+    return c == HC_COLL_BROADCAST || c == HC_COLL_REDUCE || c == HC_COLL_SCATTER;
+}
+
+static int is_reducing(hc_coll_t c)
+{
+    return c == HC_COLL_ALLREDUCE || c == HC_COLL_REDUCE || c == HC_COLL_REDUCESCATTER;
+}
+
+static uint32_t add_unique(uint64_t *v, uint32_t nv, uint64_t x)
+{
+    for (uint32_t i = 0; i < nv; i++)
+        if (v[i] == x)
+            return nv;
+    v[nv] = x;
+    return nv + 1;
+}
+
+/* 0, 1, 2, 3, 7, primes, n-1, n, n+1, and sizes whose blocks span several
+ * 64-byte chunks. */
+static uint32_t counts_for(hc_coll_t c, uint32_t n, uint64_t *v)
+{
+    static const uint64_t fixed[] = {0, 1, 2, 3, 7, 13, 61};
+    uint32_t nv = 0;
+    if (c == HC_COLL_BARRIER) {
+        v[0] = 0;
+        return 1;
+    }
+    for (size_t i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++)
+        nv = add_unique(v, nv, fixed[i]);
+    nv = add_unique(v, nv, n - 1);
+    nv = add_unique(v, nv, n);
+    nv = add_unique(v, nv, n + 1);
+    /* the per-rank-block collectives already multiply by n */
+    int per_block = c == HC_COLL_REDUCESCATTER || c == HC_COLL_ALLGATHER ||
+                    c == HC_COLL_SCATTER || c == HC_COLL_ALLTOALL || c == HC_COLL_ALLTOALLV;
+    nv = add_unique(v, nv, per_block ? 37 : 17 * (uint64_t)n + 5);
+    if (full_mode)
+        nv = add_unique(v, nv, per_block ? 101 : 40 * (uint64_t)n + 3);
+    return nv;
+}
+
+static uint32_t roots_for(hc_coll_t c, uint32_t n, uint32_t *v)
+{
+    uint32_t nv = 0;
+    if (!is_rooted(c)) {
+        v[0] = 0;
+        return 1;
+    }
+    if (n <= (full_mode ? 24u : 8u)) {
+        for (uint32_t r = 0; r < n; r++)
+            v[nv++] = r;
+        return nv;
+    }
+    const uint32_t cand[] = {0, 1, n / 2, n - 1, n / 3 + 1};
+    for (size_t i = 0; i < sizeof(cand) / sizeof(cand[0]); i++) {
+        int dup = 0;
+        for (uint32_t j = 0; j < nv; j++)
+            dup |= v[j] == cand[i];
+        if (!dup)
+            v[nv++] = cand[i];
+    }
+    return nv;
+}
+
+static const vk_t red_kinds[] = {VK_I32_SUM,  VK_F32_SUM,     VK_U8_MAX,
+                                 VK_I32_PROD, VK_F32_INEXACT, VK_F32_MAXZ};
+static const vk_t move_kinds[] = {VK_I32_SUM, VK_U8_MAX};
+
+/* Pipelining chunk (bytes) for a case: the algorithm's default, or one that
+ * cuts a rank's block (count/n elements for AllReduce, count otherwise)
+ * into 2..8 pieces, down to single elements (so that some chunks are
+ * empty), or a size that is not a whole number of elements. */
+static uint64_t pick_chunk(hc_coll_t c, uint32_t n, uint64_t count, size_t es, uint32_t mode)
+{
+    uint64_t blk = c == HC_COLL_ALLREDUCE ? (count + n - 1) / n : count;
+    switch (mode % 4) {
+    case 0:
+        return 0;
+    case 1:
+        return blk <= 6 ? es : (blk + 2) / 3 * es;
+    case 2:
+        return (blk + 1) / 2 * es + (es > 1);
+    default: {
+        uint64_t ch = 64;
+        return ch < (blk + 7) / 8 * es ? (blk + 7) / 8 * es : ch;
+    }
+    }
+}
+
+static vk_t pick_kind(hc_coll_t c, uint32_t k)
+{
+    return is_reducing(c) ? red_kinds[k % 6] : move_kinds[k % 2];
+}
+
+/* every algorithm, n = 1..64, every count, root and in-place setting */
+START_TEST(test_small)
+{
+    const hc_coll_t c = (hc_coll_t)_i;
+    int na;
+    const hc_algo_t *al = hc_coll_algos(c, &na);
+    uint32_t k = 0;
+    ck_assert_ptr_nonnull(al);
+    for (int ai = 0; ai < na; ai++)
+        for (uint32_t n = 1; n <= 64; n++) {
+            uint64_t cv[16];
+            uint32_t rv[32];
+            uint32_t ncv = counts_for(c, n, cv), nrv = roots_for(c, n, rv);
+            for (uint32_t ci = 0; ci < ncv; ci++)
+                for (uint32_t ri = 0; ri < nrv; ri++)
+                    for (int ip = 0; ip <= has_in_place(c); ip++, k++) {
+                        const vk_t vk = pick_kind(c, k);
+                        tc_t t = {.coll = c, .algo = &al[ai], .n = n, .root = rv[ri],
+                                  .count = cv[ci], .in_place = ip,
+                                  .chunk = pick_chunk(c, n, cv[ci], vk_info[vk].es, k / 2),
+                                  .vk = vk, .seed = k};
+                        run_case(&t);
+                    }
+        }
+}
+END_TEST
+
+/* a few large communicators */
+START_TEST(test_large)
+{
+    static const uint32_t ns[] = {100, 127, 128, 255, 256, 1000, 1024};
+    const hc_coll_t c = (hc_coll_t)_i;
+    int na;
+    const hc_algo_t *al = hc_coll_algos(c, &na);
+    uint32_t k = 7;
+    for (int ai = 0; ai < na; ai++)
+        for (size_t ni = 0; ni < sizeof(ns) / sizeof(ns[0]); ni++) {
+            const uint32_t n = ns[ni];
+            if (c == HC_COLL_ALLTOALLV && n > 256)
+                continue; /* n^2 count arrays */
+            int per_block = c == HC_COLL_REDUCESCATTER || c == HC_COLL_ALLGATHER ||
+                            c == HC_COLL_SCATTER || c == HC_COLL_ALLTOALL ||
+                            c == HC_COLL_ALLTOALLV;
+            const uint64_t cv[] = {1, per_block ? 3 : (uint64_t)n + 3};
+            for (size_t ci = 0; ci < 2; ci++, k++) {
+                if (c == HC_COLL_BARRIER && ci)
+                    continue;
+                /* the O(n)-step algorithms cost a few hundred MB of schedules
+                 * at 1000+ ranks: one count each (mostly empty blocks at 1000,
+                 * full ones at 1024) */
+                if (n >= 1000 && ci != (n == 1000 ? 0u : 1u) && c != HC_COLL_BARRIER)
+                    continue;
+                tc_t t = {.coll = c, .algo = &al[ai], .n = n,
+                          .root = is_rooted(c) ? (uint32_t)((k * 7919u) % n) : 0,
+                          .count = c == HC_COLL_BARRIER ? 0 : cv[ci],
+                          .in_place = has_in_place(c) && (k & 1),
+                          /* several chunks per block below 1000 ranks; above, the
+                           * schedules of all ranks would take a gigabyte */
+                          .chunk = ci && n < 1000 ? 4 : 0,
+                          .vk = pick_kind(c, k), .seed = k};
+                run_case(&t);
+            }
+        }
+}
+END_TEST
+
+/* ring algorithms over rings that are not 0..n-1 */
+START_TEST(test_ring_order)
+{
+    static const uint32_t ns[] = {2, 3, 4, 5, 8, 13, 31, 64};
+    static const hc_coll_t cs[] = {HC_COLL_ALLREDUCE, HC_COLL_REDUCESCATTER, HC_COLL_ALLGATHER};
+    uint32_t ring[64];
+    uint32_t k = 3;
+    for (size_t ci = 0; ci < 3; ci++) {
+        int na;
+        const hc_algo_t *al = hc_coll_algos(cs[ci], &na);
+        for (int ai = 0; ai < na; ai++)
+            for (size_t ni = 0; ni < sizeof(ns) / sizeof(ns[0]); ni++)
+                for (int kind = 0; kind < 3; kind++) {
+                    const uint32_t n = ns[ni];
+                    xs_state = 12345 + n * 3 + (uint64_t)kind;
+                    for (uint32_t i = 0; i < n; i++)
+                        ring[i] = kind == 0 ? n - 1 - i : i;
+                    if (kind == 1) /* a stride coprime to n */
+                        for (uint32_t i = 0, st = (n % 2 ? 2 : 1) + (n > 4 && n % 3 ? 2 : 0); i < n; i++)
+                            ring[i] = (uint32_t)(((uint64_t)i * st + 1) % n);
+                    if (kind == 2) /* shuffled */
+                        for (uint32_t i = n; i > 1; i--) {
+                            uint32_t j = (uint32_t)(xs() % i), tmp = ring[i - 1];
+                            ring[i - 1] = ring[j];
+                            ring[j] = tmp;
+                        }
+                    const uint64_t cv[] = {n + 1, 17 * (uint64_t)n + 5, 3};
+                    for (size_t q = 0; q < 3; q++, k++) {
+                        const vk_t vk = pick_kind(cs[ci], k);
+                        const uint64_t cnt = cs[ci] == HC_COLL_ALLREDUCE ? cv[q] : (q ? 21 : 2);
+                        tc_t t = {.coll = cs[ci], .algo = &al[ai], .n = n, .count = cnt,
+                                  .in_place = (int)(k & 1),
+                                  .chunk = pick_chunk(cs[ci], n, cnt, vk_info[vk].es, q + 1),
+                                  .vk = vk, .ring = ring, .seed = k};
+                        run_case(&t);
+                    }
+                }
+    }
+}
+END_TEST
+
+/* random progress order: same bits (also for inexact float sums), no
+ * deadlock, nothing left unmatched */
+START_TEST(test_shuffled)
+{
+    const hc_coll_t c = (hc_coll_t)_i;
+    static const uint32_t ns[] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 16, 17, 31, 33, 64};
+    int na;
+    const hc_algo_t *al = hc_coll_algos(c, &na);
+    uint32_t k = 11;
+    for (int ai = 0; ai < na; ai++)
+        for (size_t ni = 0; ni < sizeof(ns) / sizeof(ns[0]); ni++)
+            for (int rep = 0; rep < 2; rep++, k++) {
+                const uint32_t n = ns[ni];
+                const uint64_t cnt = c == HC_COLL_BARRIER ? 0 : (rep ? 3 * (uint64_t)n + 1 : 23);
+                tc_t t = {.coll = c, .algo = &al[ai], .n = n, .root = (k * 5) % n,
+                          .count = cnt, .in_place = has_in_place(c) && rep,
+                          .chunk = pick_chunk(c, n, cnt, 4, rep ? 2 + ni % 2 : 0),
+                          .vk = !is_reducing(c) ? VK_I32_SUM : rep ? VK_F32_MAXZ : VK_F32_INEXACT,
+                          .seed = k};
+                uint64_t h1 = run_case(&t);
+                t.shuffled = 1;
+                uint64_t h2 = run_case(&t);
+                /* same data, another random order */
+                t.shuffled = 2;
+                uint64_t h3 = run_case(&t);
+                if (h1 != h2 || h1 != h3)
+                    ck_abort_msg("%s: results depend on the progress order", describe(&t));
+            }
+}
+END_TEST
+
+/* Barrier semantics: no rank may finish before every rank has started.
+ * Knowledge propagates along dependencies and from a send to its receive. */
+START_TEST(test_barrier_causality)
+{
+    const hc_algo_t *al;
+    int na;
+    al = hc_coll_algos(HC_COLL_BARRIER, &na);
+    for (int ai = 0; ai < na; ai++)
+        for (uint32_t n = 1; n <= 64; n++) {
+            hc_sched_t *s = calloc(n, sizeof(hc_sched_t));
+            uint64_t **know = calloc(n, sizeof(uint64_t *));
+            hc_topo_view_t topo = {0};
+            for (uint32_t r = 0; r < n; r++) {
+                hc_coll_args_t a = {.coll = HC_COLL_BARRIER, .rank = r, .nranks = n,
+                                    .esize = 1, .topo = &topo};
+                hc_sched_init(&s[r], 1);
+                ck_assert_int_eq(al[ai].build(&a, &s[r]), HCCL_SUCCESS);
+                know[r] = calloc(s[r].nsteps + 1, sizeof(uint64_t));
+            }
+            for (int changed = 1; changed;) {
+                changed = 0;
+                for (uint32_t r = 0; r < n; r++)
+                    for (uint32_t i = 0; i < s[r].nsteps; i++) {
+                        const hc_step_t *st = &s[r].steps[i];
+                        uint64_t kn = 1ull << r;
+                        for (uint32_t d = 0; d < st->ndeps; d++)
+                            kn |= know[r][s[r].deps[st->dep_off + d]];
+                        if (st->kind == HC_STEP_RECV) {
+                            const hc_sched_t *ps = &s[st->peer];
+                            for (uint32_t j = 0; j < ps->nsteps; j++)
+                                if (ps->steps[j].kind == HC_STEP_SEND && ps->steps[j].peer == r &&
+                                    ps->steps[j].tag == st->tag)
+                                    kn |= know[st->peer][j];
+                        }
+                        if (kn != know[r][i]) {
+                            know[r][i] = kn;
+                            changed = 1;
+                        }
+                    }
+            }
+            const uint64_t all = n == 64 ? ~0ull : (1ull << n) - 1;
+            for (uint32_t r = 0; r < n; r++) {
+                uint64_t done = 1ull << r;
+                for (uint32_t i = 0; i < s[r].nsteps; i++)
+                    done |= know[r][i];
+                if (done != all)
+                    ck_abort_msg("barrier/%s n=%u: rank %u can finish before all ranks entered",
+                                 al[ai].name, n, r);
+                hc_sched_free(&s[r]);
+                free(know[r]);
+            }
+            free(s);
+            free(know);
+        }
+}
+END_TEST
+
+/* Tags stay below 2^20 and unique with many chunks and many ranks (static:
+ * a few ranks' schedules only). */
+START_TEST(test_tags)
+{
+    static const uint32_t ns[] = {2, 3, 1024, 4096};
+    static const hc_coll_t cs[] = {HC_COLL_ALLREDUCE, HC_COLL_REDUCESCATTER, HC_COLL_ALLGATHER,
+                                   HC_COLL_BROADCAST, HC_COLL_REDUCE, HC_COLL_SCATTER,
+                                   HC_COLL_BARRIER};
+    hc_topo_view_t topo = {0};
+    for (size_t ci = 0; ci < sizeof(cs) / sizeof(cs[0]); ci++) {
+        int na;
+        const hc_algo_t *al = hc_coll_algos(cs[ci], &na);
+        for (int ai = 0; ai < na; ai++)
+            for (size_t ni = 0; ni < sizeof(ns) / sizeof(ns[0]); ni++) {
+                const uint32_t n = ns[ni];
+                /* blocks of 4096 one-byte chunks: far more chunks than allowed */
+                uint64_t count = n <= 3 ? 4096 * 64 * (uint64_t)n : 8;
+                if (n > 3 && cs[ci] == HC_COLL_ALLREDUCE)
+                    count = 8 * (uint64_t)n; /* 8 chunks per block */
+                for (uint32_t r = 0; r < n; r += n / 2 + 1) {
+                    hc_coll_args_t a = {.coll = cs[ci], .rank = r, .nranks = n, .root = 1 % n,
+                                        .count = cs[ci] == HC_COLL_BARRIER ? 0 : count,
+                                        .esize = 1, .dtype = HCCL_DATA_TYPE_UINT8,
+                                        .op = HCCL_REDUCE_MAX, .chunk_bytes = 1, .topo = &topo};
+                    rank_t k;
+                    memset(&k, 0, sizeof(k));
+                    hc_sched_init(&k.s, 1);
+                    ck_assert_int_eq(al[ai].build(&a, &k.s), HCCL_SUCCESS);
+                    /* declared sizes large enough: only tags/peers matter here */
+                    static char dummy;
+                    for (int b = 0; b < HC_NBUFS; b++) {
+                        k.bufs[b] = &dummy;
+                        k.bsize[b] = SIZE_MAX / 4;
+                    }
+                    tc_t t = {.coll = cs[ci], .algo = &al[ai], .n = n, .vk = VK_U8_MAX};
+                    char msg[256];
+                    const char *bad = check_static(&t, r, &k, msg, sizeof(msg));
+                    if (bad)
+                        ck_abort_msg("%s/%s n=%u: %s", hc_coll_name(cs[ci]), al[ai].name, n, bad);
+                    hc_sched_free(&k.s);
+                }
+            }
+    }
+    /* the chunk cap itself, up to 65536 ranks */
+    for (uint32_t n = 2; n <= 65536; n *= 2) {
+        hc_coll_args_t a = {.nranks = n, .esize = 1, .chunk_bytes = 1, .topo = &topo};
+        uint64_t c = hc_ring_nchunks(&a, 1ull << 40, 2 * (uint64_t)(n - 1));
+        ck_assert_uint_ge(c, 1);
+        ck_assert_uint_le(c, HC_RING_MAX_CHUNKS);
+        ck_assert_uint_le(c * 2 * (n - 1), (uint64_t)HC_TAG_MAX + 1);
+    }
+}
+END_TEST
+
+START_TEST(test_tables)
+{
+    static const char *names[HC_COLL_LAST] = {"allreduce", "broadcast", "reduce",
+                                              "reducescatter", "allgather", "scatter",
+                                              "alltoall", "alltoallv", "barrier"};
+    static const char *want[][3] = {
+        {"RING", "RD", NULL}, {"BINOMIAL", NULL, NULL}, {"BINOMIAL", NULL, NULL},
+        {"RING", NULL, NULL}, {"RING", NULL, NULL},     {"BINOMIAL", NULL, NULL},
+        {"PAIRWISE", NULL, NULL}, {"PAIRWISE", NULL, NULL}, {"DISSEMINATION", NULL, NULL}};
+    for (int c = 0; c < HC_COLL_LAST; c++) {
+        int na = -1;
+        const hc_algo_t *al = hc_coll_algos((hc_coll_t)c, &na);
+        ck_assert_str_eq(hc_coll_name((hc_coll_t)c), names[c]);
+        ck_assert_ptr_nonnull(al);
+        ck_assert_int_ge(na, 1);
+        for (int i = 0; i < na; i++) {
+            char lower[64];
+            size_t j;
+            ck_assert_int_eq(al[i].id, i);
+            ck_assert_ptr_nonnull(al[i].build);
+            ck_assert_ptr_nonnull(al[i].desc);
+            ck_assert_ptr_eq(hc_coll_find_algo((hc_coll_t)c, al[i].name), &al[i]);
+            for (j = 0; al[i].name[j] && j < sizeof(lower) - 1; j++)
+                lower[j] = (char)(al[i].name[j] | 0x20);
+            lower[j] = 0;
+            ck_assert_ptr_eq(hc_coll_find_algo((hc_coll_t)c, lower), &al[i]);
+            if (al[i].alias)
+                ck_assert_ptr_eq(hc_coll_find_algo((hc_coll_t)c, al[i].alias), &al[i]);
+        }
+        for (int i = 0; want[c][i]; i++)
+            ck_assert_ptr_nonnull(hc_coll_find_algo((hc_coll_t)c, want[c][i]));
+        ck_assert_ptr_null(hc_coll_find_algo((hc_coll_t)c, "NO_SUCH_ALGO"));
+        ck_assert_ptr_null(hc_coll_find_algo((hc_coll_t)c, ""));
+        ck_assert_ptr_null(hc_coll_find_algo((hc_coll_t)c, NULL));
+    }
+    ck_assert_ptr_null(hc_coll_algos(HC_COLL_LAST, NULL));
+    ck_assert_ptr_null(hc_coll_find_algo(HC_COLL_LAST, "RING"));
+    ck_assert_str_eq(hc_coll_name(HC_COLL_LAST), "unknown");
+    ck_assert_str_eq(hc_coll_algos(HC_COLL_ALLREDUCE, NULL)[0].name, "RING");
+}
+END_TEST
+
+/* A ring without this rank is refused, not built wrong. */
+START_TEST(test_bad_ring)
+{
+    const uint32_t ring[4] = {0, 1, 2, 2};
+    hc_topo_view_t topo = {.ring = ring};
+    static const hc_coll_t cs[] = {HC_COLL_ALLREDUCE, HC_COLL_REDUCESCATTER, HC_COLL_ALLGATHER};
+    for (size_t ci = 0; ci < 3; ci++) {
+        hc_coll_args_t a = {.coll = cs[ci], .rank = 3, .nranks = 4, .count = 8, .esize = 4,
+                            .topo = &topo};
+        hc_sched_t s;
+        hc_sched_init(&s, 4);
+        const hc_algo_t *al = hc_coll_find_algo(cs[ci], "RING");
+        ck_assert_int_eq(al->build(&a, &s), HCCL_E_PARA);
+        hc_sched_free(&s);
+    }
+}
+END_TEST
+
+static Suite *sched_suite(void)
+{
+    Suite *su = suite_create("sched");
+    TCase *tc = tcase_create("tables");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, test_tables);
+    tcase_add_test(tc, test_bad_ring);
+    tcase_add_test(tc, test_tags);
+    tcase_add_test(tc, test_barrier_causality);
+    suite_add_tcase(su, tc);
+    tc = tcase_create("loopback");
+    tcase_set_timeout(tc, 600);
+    tcase_add_loop_test(tc, test_small, 0, HC_COLL_LAST);
+    tcase_add_loop_test(tc, test_large, 0, HC_COLL_LAST);
+    tcase_add_test(tc, test_ring_order);
+    tcase_add_loop_test(tc, test_shuffled, 0, HC_COLL_LAST);
+    suite_add_tcase(su, tc);
+    return su;
+}
+
+int main(void)
+{
+    const char *f = getenv("HC_TEST_FULL");
+    full_mode = f && *f && *f != '0';
+    /* the cases allocate and free large blocks all the time: keep them in
+     * the heap instead of paying for fresh pages each time */
+    mallopt(M_MMAP_THRESHOLD, 32 << 20);
+    mallopt(M_TRIM_THRESHOLD, 256 << 20);
+    SRunner *sr = srunner_create(sched_suite());
+    srunner_run_all(sr, CK_NORMAL);
+    int nf = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return nf ? 1 : 0;
+}
