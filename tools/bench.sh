@@ -1,0 +1,294 @@
+#!/bin/sh
+# tools/bench.sh - the standard hcomm sweep (PERF.md, issue "performance").
+#
+#   sh tools/bench.sh --perf BUILD/tools/hcomm-perf [--quick] [--out DIR]
+#   make bench          (from the build tree; same, with the built tool)
+#
+# Runs hcomm-perf -M (hcomm and MPI alternating in the same processes) for
+# allreduce, broadcast, allgather, reducescatter and alltoall, 8 B to 64 MiB
+# (x2 steps), at 2 and 4 ranks, under two Open MPI settings:
+#   default  Open MPI as configured on this machine (Debian: ob1 + vader/CMA)
+#   tuned    --mca btl_vader_single_copy_mechanism none
+#            -x GLIBC_TUNABLES=glibc.malloc.mmap_max=0:glibc.malloc.trim_threshold=4294967296
+# (also known: "ucx" = --mca pml ucx ..., "ob1" = --mca pml ob1 --mca btl
+# self,vader; pick with --settings). The tuned glibc tunables apply to the
+# whole process, hcomm included, which is why each setting is its own run
+# and each ratio compares hcomm and MPI within one run.
+#
+# Writes into the output directory: one NAME.json / NAME.txt / NAME.err per
+# run (NAME = npN-SETTING-COLL), commands.txt, one bench-npN-COLL.dat per
+# table, report.md (the tables, the exact commands, the environment) and
+# busbw-npN.png (busbw vs size, hcomm vs MPI; needs gnuplot, e.g. Debian's
+# gnuplot-nox; skipped with a note when missing). Needs only sh and awk.
+#
+# Options:
+#   --perf PATH       the hcomm-perf program (default: hcomm-perf in PATH)
+#   --out DIR         output directory (default: bench-YYYYmmdd-HHMMSS)
+#   --quick           smoke run: 8 B, 256 B, 8 KiB, 256 KiB, 8 MiB, fewer iterations
+#   --np "2 4"        rank counts (more ranks than cores: --oversubscribe)
+#   --colls "..."     collectives (default: the five above)
+#   --settings "..."  Open MPI settings: default tuned ucx ob1
+#   --mpirun CMD      the launcher (default: $MPIRUN or mpirun)
+#   --args "..."      extra hcomm-perf arguments (e.g. "-d bfloat16")
+#   --timeout SEC     kill a run after SEC seconds (default 1800; 0 = none)
+# Exit status: 0 if every run finished with no wrong result, 1 otherwise.
+set -u
+
+usage() {
+    sed -n '2,/^set -u/p' "$0" | sed '$d; s/^# \{0,1\}//'
+}
+
+quick=0
+out=
+perf=
+mpirun=${MPIRUN:-mpirun}
+nps="2 4"
+colls="allreduce broadcast allgather reducescatter alltoall"
+settings="default tuned"
+extra=
+tmo=1800
+while [ $# -gt 0 ]; do
+    case $1 in
+    --quick) quick=1 ;;
+    --out) out=$2; shift ;;
+    --perf) perf=$2; shift ;;
+    --np) nps=$2; shift ;;
+    --colls) colls=$2; shift ;;
+    --settings) settings=$2; shift ;;
+    --mpirun) mpirun=$2; shift ;;
+    --args) extra=$2; shift ;;
+    --timeout) tmo=$2; shift ;;
+    -h|--help) usage; exit 0 ;;
+    *) echo "bench.sh: unknown option $1 (--help)" >&2; exit 2 ;;
+    esac
+    shift
+done
+
+here=$(cd "$(dirname "$0")" && pwd)
+if [ -z "$perf" ]; then
+    perf=$(command -v hcomm-perf 2>/dev/null) || {
+        echo "bench.sh: no hcomm-perf in PATH; pass --perf BUILD/tools/hcomm-perf" >&2
+        exit 2
+    }
+fi
+if [ ! -x "$perf" ]; then
+    echo "bench.sh: $perf is not an executable" >&2
+    exit 2
+fi
+case $perf in /*) ;; *) perf=$(pwd)/$perf ;; esac
+[ -n "$out" ] || out=bench-$(date +%Y%m%d-%H%M%S)
+mkdir -p "$out" || exit 2
+out=$(cd "$out" && pwd)
+
+setting_args() {
+    case $1 in
+    default) echo "" ;;
+    tuned) echo "--mca btl_vader_single_copy_mechanism none -x GLIBC_TUNABLES=glibc.malloc.mmap_max=0:glibc.malloc.trim_threshold=4294967296" ;;
+    ucx) echo "--mca pml ucx --mca pml_ucx_tls any --mca pml_ucx_devices any" ;;
+    ob1) echo "--mca pml ob1 --mca btl self,vader" ;;
+    *) return 1 ;;
+    esac
+}
+for s in $settings; do
+    setting_args "$s" >/dev/null || { echo "bench.sh: unknown setting $s" >&2; exit 2; }
+done
+
+if [ $quick -eq 1 ]; then
+    sizes="-b 8 -e 8M -f 32 -n 10 -w 2 -T 0.3"
+else
+    sizes="-b 8 -e 64M -f 2"
+fi
+cores=$(getconf _NPROCESSORS_ONLN 2>/dev/null || nproc)
+rootflag=
+[ "$(id -u)" = 0 ] && rootflag=--allow-run-as-root
+# hcomm's and UCX's variables travel to every rank
+xenv=
+for v in $(env | sed -n 's/^\(HCCL_[A-Za-z0-9_]*\)=.*/\1/p; s/^\(UCX_[A-Za-z0-9_]*\)=.*/\1/p' | sort -u); do
+    xenv="$xenv -x $v"
+done
+tmocmd=
+if [ "$tmo" != 0 ] && command -v timeout >/dev/null 2>&1; then
+    tmocmd="timeout -k 10 $tmo"
+fi
+
+: >"$out/commands.txt"
+: >"$out/status.txt"
+fail=0
+for np in $nps; do
+    over=
+    [ "$np" -gt "$cores" ] && over=--oversubscribe
+    for s in $settings; do
+        sargs=$(setting_args "$s")
+        for c in $colls; do
+            name=np$np-$s-$c
+            # word splitting of the option lists is intended (no spaces in paths)
+            cmd="$mpirun $rootflag $over -np $np $sargs$xenv $perf -C $c $sizes -M -J $out/$name.json $extra"
+            # shellcheck disable=SC2086,SC2116 # one space between words in the record
+            cmd=$(echo $cmd)
+            echo "$cmd" >>"$out/commands.txt"
+            echo "bench.sh: $name" >&2
+            # shellcheck disable=SC2086
+            $tmocmd $cmd >"$out/$name.txt" 2>"$out/$name.err"
+            rc=$?
+            echo "$name $rc" >>"$out/status.txt"
+            [ $rc -eq 0 ] || fail=1
+            [ $rc -eq 0 ] || echo "bench.sh: $name exited with $rc (see $out/$name.err)" >&2
+        done
+    done
+done
+
+# ------------------------------------------------------------------ report
+# The JSON that hcomm-perf writes has one result per line:
+#   {"size": 8, "count": 2, ..., "time_us": 1.0, "busbw": ..., "mpi_time_us": ...}
+rep=$out/report.md
+mpiver=$($mpirun --version 2>/dev/null | head -n 1)
+{
+    echo "# hcomm benchmark sweep"
+    echo
+    echo "- date: $(date -u '+%Y-%m-%d %H:%M:%S UTC'), host $(hostname), $(uname -srm)"
+    echo "- $cores cores online; runs with more ranks than cores use --oversubscribe"
+    echo "- MPI: $mpiver"
+    echo "- mode: $([ $quick -eq 1 ] && echo quick || echo full), hcomm-perf $perf"
+    echo "- settings:"
+    for s in $settings; do
+        a=$(setting_args "$s")
+        echo "  - $s: \`${a:-(Open MPI defaults)}\`"
+    done
+    echo "- environment forwarded:${xenv:- none}"
+    echo
+    echo "time: median over iterations of the slowest rank, µs. ratio = MPI time /"
+    echo "hcomm time in the same run (> 1: hcomm faster). \"vs best\" = the smallest"
+    echo "of the ratios, i.e. hcomm against the fastest MPI setting, and which one."
+    echo "busbw in GB/s (nccl-tests factors). The machine is shared: compare"
+    echo "within a row, not across reports."
+    echo
+    echo "## Summary"
+    echo
+    printf '| nranks | collective |'
+    for s in $settings; do printf ' geomean ratio (%s) | avg hcomm busbw (%s) | #wrong (%s) |' "$s" "$s" "$s"; done
+    echo
+    printf '|---|---|'
+    for s in $settings; do printf -- '---|---|---|'; done
+    echo
+    for np in $nps; do
+        for c in $colls; do
+            printf '| %s | %s |' "$np" "$c"
+            for s in $settings; do
+                f=$out/np$np-$s-$c.json
+                rc=$(awk -v n="np$np-$s-$c" '$1 == n { print $2 }' "$out/status.txt")
+                if [ -s "$f" ]; then
+                    awk '/"geomean_ratio"/ { g = $2 } /"avg_busbw"/ { b = $2 }
+                         /"wrong":/ { w = $0; sub(/.*"wrong": */, "", w); sub(/[,}].*/, "", w); if (w > 0) t += w }
+                         END { gsub(/,/, "", g); gsub(/,/, "", b);
+                               printf " %s | %.2f | %d |", (g == "" ? "n/a" : sprintf("%.3f", g)), b, t }' "$f"
+                else
+                    printf ' FAILED (rc %s) | | |' "$rc"
+                fi
+            done
+            echo
+        done
+    done
+    echo
+} >"$rep"
+
+for np in $nps; do
+    echo "## $np ranks" >>"$rep"
+    echo >>"$rep"
+    for c in $colls; do
+        files=
+        for s in $settings; do files="$files $out/np$np-$s-$c.json"; done
+        # shellcheck disable=SC2086
+        awk -v settings="$settings" -v coll="$c" -v np="$np" -v dat="$out/bench-np$np-$c.dat" '
+            function hs(b) {
+                if (b >= 1048576 && b % 1048576 == 0) return b / 1048576 " MiB"
+                if (b >= 1024 && b % 1024 == 0) return b / 1024 " KiB"
+                return b " B"
+            }
+            function field(line, key,   v) {
+                if (index(line, "\"" key "\":") == 0) return ""
+                v = line; sub(".*\"" key "\": *", "", v); sub(/[,}].*/, "", v)
+                return v
+            }
+            function fmt(v, d) { return v == "" ? "-" : sprintf("%." d "f", v) }
+            BEGIN { ns = split(settings, S, " ") }
+            FNR == 1 { fi = 0; for (i = 1; i <= ns; i++) if (FILENAME ~ ("-" S[i] "-" coll "\\.json$")) fi = i }
+            /^ *\{"size":/ {
+                sz = field($0, "size") + 0
+                if (!(sz in seen)) { seen[sz] = 1; order[++nsz] = sz }
+                T[sz, fi] = field($0, "time_us"); B[sz, fi] = field($0, "busbw")
+                MT[sz, fi] = field($0, "mpi_time_us"); MB[sz, fi] = field($0, "mpi_busbw")
+                R[sz, fi] = field($0, "ratio"); W[sz, fi] = field($0, "wrong")
+            }
+            END {
+                printf "### %s, %s ranks\n\n| size |", coll, np
+                for (i = 1; i <= ns; i++)
+                    printf " hcomm µs (%s) | MPI µs (%s) | ratio (%s) |", S[i], S[i], S[i]
+                printf " vs best | hcomm busbw (best) | MPI busbw (best) |\n|---:|"
+                for (i = 1; i <= ns; i++) printf "---:|---:|---:|"
+                printf "---:|---:|---:|\n"
+                printf "# %s, %s ranks: size, then per setting (%s): hcomm_us hcomm_busbw mpi_us mpi_busbw\n", coll, np, settings > dat
+                for (k = 1; k <= nsz; k++) {
+                    sz = order[k]; best = ""; bs = ""; hb = ""; mb = ""
+                    printf "| %s |", hs(sz)
+                    line = sz
+                    for (i = 1; i <= ns; i++) {
+                        wr = (W[sz, i] != "" && W[sz, i] + 0 > 0) ? " (" W[sz, i] " wrong)" : ""
+                        printf " %s%s | %s | %s |", fmt(T[sz, i], 2), wr, fmt(MT[sz, i], 2), fmt(R[sz, i], 3)
+                        if (R[sz, i] != "" && (best == "" || R[sz, i] + 0 < best + 0)) { best = R[sz, i]; bs = S[i] }
+                        if (B[sz, i] != "" && (hb == "" || B[sz, i] + 0 > hb + 0)) hb = B[sz, i]
+                        if (MB[sz, i] != "" && (mb == "" || MB[sz, i] + 0 > mb + 0)) mb = MB[sz, i]
+                        line = line " " (T[sz, i] == "" ? "NaN" : T[sz, i]) " " (B[sz, i] == "" ? "NaN" : B[sz, i]) \
+                               " " (MT[sz, i] == "" ? "NaN" : MT[sz, i]) " " (MB[sz, i] == "" ? "NaN" : MB[sz, i])
+                    }
+                    printf " %s%s | %s | %s |\n", fmt(best, 3), (bs == "" ? "" : " (" bs ")"), fmt(hb, 2), fmt(mb, 2)
+                    print line > dat
+                }
+                printf "\n"
+            }' $files >>"$rep" 2>/dev/null
+    done
+done
+
+{
+    echo "## Plots"
+    echo
+    if command -v gnuplot >/dev/null 2>&1; then
+        for np in $nps; do
+            png=busbw-np$np.png
+            if gnuplot -e "datadir='$out'; np='$np'; settings='$settings'; colls='$colls'; outfile='$out/$png'" \
+                "$here/plot.gp" 2>"$out/gnuplot-np$np.err"; then
+                echo "![busbw vs size, $np ranks]($png)"
+            else
+                echo "gnuplot failed for $np ranks: $(tail -n 3 "$out/gnuplot-np$np.err")"
+            fi
+            echo
+        done
+    else
+        echo "gnuplot is not installed (Debian: apt-get install gnuplot-nox): no plots."
+        echo
+    fi
+    echo "## Runs"
+    echo
+    echo "Exit status per run (0 = ran, every result right):"
+    echo
+    echo '```'
+    cat "$out/status.txt"
+    echo '```'
+    echo
+    # shellcheck disable=SC2013 # run names have no spaces
+    for n in $(awk '$2 != 0 { print $1 }' "$out/status.txt"); do
+        echo "$n failed; the end of its stderr:"
+        echo
+        echo '```'
+        tail -n 15 "$out/$n.err"
+        echo '```'
+        echo
+    done
+    echo "Commands, exactly as run:"
+    echo
+    echo '```'
+    cat "$out/commands.txt"
+    echo '```'
+} >>"$rep"
+
+echo "bench.sh: report in $rep" >&2
+exit $fail
