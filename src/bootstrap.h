@@ -23,4 +23,16 @@ int hc_bootstrap_prepare(const HcclCommConfig *config, uint32_t rank, hc_context
 int hc_bootstrap_finish(hc_context_t *ctx, hc_config_t *cfg, uint32_t rank, uint32_t nranks,
                         const hc_card_t *cards, const HcclCommConfig *config, HcclComm *out);
 
+/* The TCP rendezvous (src/bootstrap_tcp.c), shared by the root-info and
+ * rank-table (src/bootstrap_cluster.c) paths. The root starts a thread that
+ * listens on ip and the first free port of [base_port, base_port + tries)
+ * (base_port 0: any; *port gets the one bound) and serves one rendezvous
+ * identified by uid. Every rank, the root's own process included, then
+ * joins: sends its card, receives all nranks cards. Waits are bounded by
+ * timeout (s). */
+int hc_tcp_serve_start(int family, const char *ip, uint32_t base_port, uint32_t tries,
+                       uint64_t uid, double timeout, uint32_t *port);
+int hc_tcp_rendezvous(int family, const char *ip, uint32_t port, uint64_t uid, uint32_t nranks,
+                      const hc_card_t *mine, hc_card_t *cards, double timeout);
+
 #endif /* HC_BOOTSTRAP_H_ */

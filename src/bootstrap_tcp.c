@@ -8,7 +8,9 @@
  * starts a short-lived thread that serves exactly one rendezvous: every
  * rank (the root's own process included) connects, sends its card, and
  * receives the cards of all ranks. Every wait is bounded by
- * HCCL_CONNECT_TIMEOUT.
+ * HCCL_CONNECT_TIMEOUT. The server and the join (hc_tcp_serve_start,
+ * hc_tcp_rendezvous in bootstrap.h) also serve HcclCommInitClusterInfo
+ * (src/bootstrap_cluster.c), whose root address comes from a rank table.
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
@@ -274,6 +276,58 @@ static void *serve(void *arg)
     return NULL;
 }
 
+int hc_tcp_serve_start(int family, const char *ip, uint32_t base_port, uint32_t tries,
+                       uint64_t uid, double timeout, uint32_t *port)
+{
+    int fd = socket(family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) {
+        HC_ERROR(HC_SUB_INIT, "bootstrap: socket failed: %m");
+        return HCCL_E_SYSCALL;
+    }
+    int one = 1;
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+    struct sockaddr_storage ss;
+    int bound = 0;
+    for (uint32_t k = 0; k < tries && !bound; k++) {
+        uint32_t p = base_port ? base_port + k : 0;
+        if (p > 65535)
+            break;
+        socklen_t sl = make_sockaddr(family, ip, p, &ss);
+        bound = bind(fd, (struct sockaddr *)&ss, sl) == 0;
+    }
+    if (!bound || listen(fd, 1024) != 0) {
+        HC_ERROR(HC_SUB_INIT, "bootstrap: cannot listen on %s port %u%s: %m", ip, base_port,
+                 tries > 1 ? " (HCCL_IF_BASE_PORT) or the ports after it" : "");
+        close(fd);
+        return HCCL_E_TCP_CONNECT;
+    }
+    socklen_t sl = sizeof(ss);
+    getsockname(fd, (struct sockaddr *)&ss, &sl);
+    *port = ntohs(family == AF_INET ? ((struct sockaddr_in *)&ss)->sin_port
+                                    : ((struct sockaddr_in6 *)&ss)->sin6_port);
+    server_t *sv = malloc(sizeof(*sv));
+    if (sv == NULL) {
+        close(fd);
+        return HCCL_E_MEMORY;
+    }
+    sv->lfd = fd;
+    sv->uid = uid;
+    sv->timeout = timeout > 0 ? timeout : 1e9;
+    pthread_t th;
+    pthread_attr_t at;
+    pthread_attr_init(&at);
+    pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+    if (pthread_create(&th, &at, serve, sv) != 0) {
+        pthread_attr_destroy(&at);
+        close(fd);
+        free(sv);
+        HC_ERROR(HC_SUB_INIT, "bootstrap: cannot start the rendezvous thread");
+        return HCCL_E_SYSCALL;
+    }
+    pthread_attr_destroy(&at);
+    return HCCL_SUCCESS;
+}
+
 HcclResult HcclGetRootInfo(HcclRootInfo *rootInfo)
 {
     if (rootInfo == NULL) {
@@ -290,60 +344,16 @@ HcclResult HcclGetRootInfo(HcclRootInfo *rootInfo)
     rc = choose_addr(cfg, ri.ip, sizeof(ri.ip), &family);
     if (rc != HCCL_SUCCESS)
         return rc;
-    int fd = socket(family, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd < 0) {
-        HC_ERROR(HC_SUB_INIT, "HcclGetRootInfo: socket failed: %m");
-        return HCCL_E_SYSCALL;
-    }
-    int one = 1;
-    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-    struct sockaddr_storage ss;
-    int bound = 0;
-    uint32_t tries = cfg->if_base_port ? 64 : 1;
-    for (uint32_t k = 0; k < tries && !bound; k++) {
-        uint32_t port = cfg->if_base_port ? cfg->if_base_port + k : 0;
-        if (port > 65535)
-            break;
-        socklen_t sl = make_sockaddr(family, ri.ip, port, &ss);
-        bound = bind(fd, (struct sockaddr *)&ss, sl) == 0;
-    }
-    if (!bound || listen(fd, 1024) != 0) {
-        HC_ERROR(HC_SUB_INIT, "HcclGetRootInfo: cannot listen on %s port %u%s: %m", ri.ip,
-                 cfg->if_base_port, cfg->if_base_port ? " (HCCL_IF_BASE_PORT) or the 63 after it" : "");
-        close(fd);
-        return HCCL_E_TCP_CONNECT;
-    }
-    socklen_t sl = sizeof(ss);
-    getsockname(fd, (struct sockaddr *)&ss, &sl);
-    ri.port = ntohs(family == AF_INET ? ((struct sockaddr_in *)&ss)->sin_port
-                                      : ((struct sockaddr_in6 *)&ss)->sin6_port);
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    ri.uid = ((uint64_t)getpid() << 32) ^ (uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 20);
+    rc = hc_tcp_serve_start(family, ri.ip, cfg->if_base_port, cfg->if_base_port ? 64 : 1, ri.uid,
+                            cfg->connect_timeout, &ri.port);
+    if (rc != HCCL_SUCCESS)
+        return rc;
     ri.magic = RI_MAGIC;
     ri.version = HCOMM_VERSION_CODE;
     ri.family = (uint32_t)family;
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    ri.uid = ((uint64_t)getpid() << 32) ^ (uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 20) ^
-             ((uint64_t)ri.port << 48);
-    server_t *sv = malloc(sizeof(*sv));
-    if (sv == NULL) {
-        close(fd);
-        return HCCL_E_MEMORY;
-    }
-    sv->lfd = fd;
-    sv->uid = ri.uid;
-    sv->timeout = cfg->connect_timeout > 0 ? cfg->connect_timeout : 1e9;
-    pthread_t th;
-    pthread_attr_t at;
-    pthread_attr_init(&at);
-    pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
-    if (pthread_create(&th, &at, serve, sv) != 0) {
-        pthread_attr_destroy(&at);
-        close(fd);
-        free(sv);
-        HC_ERROR(HC_SUB_INIT, "HcclGetRootInfo: cannot start the rendezvous thread");
-        return HCCL_E_SYSCALL;
-    }
-    pthread_attr_destroy(&at);
     memset(rootInfo, 0, sizeof(*rootInfo));
     memcpy(rootInfo->internal, &ri, sizeof(ri));
     HC_INFO(HC_SUB_INIT, "root info: rendezvous at %s port %u", ri.ip, ri.port);
@@ -351,15 +361,15 @@ HcclResult HcclGetRootInfo(HcclRootInfo *rootInfo)
 }
 
 /* Connect to the root, send our card, receive everybody's. */
-static int rendezvous(const rootinfo_t *ri, uint32_t nranks, const hc_card_t *mine,
-                      hc_card_t *cards, double timeout)
+int hc_tcp_rendezvous(int family, const char *ip, uint32_t port, uint64_t uid, uint32_t nranks,
+                      const hc_card_t *mine, hc_card_t *cards, double timeout)
 {
     double deadline = now_s() + timeout;
     struct sockaddr_storage ss;
-    socklen_t sl = make_sockaddr((int)ri->family, ri->ip, ri->port, &ss);
+    socklen_t sl = make_sockaddr(family, ip, port, &ss);
     int fd = -1;
     for (;;) {
-        fd = socket((int)ri->family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        fd = socket(family, SOCK_STREAM | SOCK_CLOEXEC, 0);
         if (fd < 0) {
             HC_ERROR(HC_SUB_INIT, "socket failed: %m");
             return HCCL_E_SYSCALL;
@@ -370,14 +380,14 @@ static int rendezvous(const rootinfo_t *ri, uint32_t nranks, const hc_card_t *mi
         fd = -1;
         if (now_s() >= deadline) {
             HC_ERROR(HC_SUB_INIT, "cannot reach the root at %s port %u within "
-                     "HCCL_CONNECT_TIMEOUT (%.0f s): %m", ri->ip, ri->port, timeout);
+                     "HCCL_CONNECT_TIMEOUT (%.0f s): %m", ip, port, timeout);
             return HCCL_E_TCP_CONNECT;
         }
         usleep(20000);
     }
     int one = 1;
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-    hello_t h = {HELLO_MAGIC, nranks, mine->rank, 0, ri->uid};
+    hello_t h = {HELLO_MAGIC, nranks, mine->rank, 0, uid};
     reply_t r;
     int rc = xfer_all(fd, &h, sizeof(h), deadline, 1);
     if (rc == HCCL_SUCCESS)
@@ -392,7 +402,7 @@ static int rendezvous(const rootinfo_t *ri, uint32_t nranks, const hc_card_t *mi
         rc = xfer_all(fd, cards, (size_t)nranks * sizeof(hc_card_t), deadline, 0);
     close(fd);
     if (rc != HCCL_SUCCESS)
-        HC_ERROR(HC_SUB_INIT, "root info rendezvous at %s port %u failed: %s", ri->ip, ri->port,
+        HC_ERROR(HC_SUB_INIT, "bootstrap rendezvous at %s port %u failed: %s", ip, port,
                  HcclGetErrorString(rc));
     return rc;
 }
@@ -437,7 +447,8 @@ HcclResult HcclCommInitRootInfoConfig(uint32_t nRanks, const HcclRootInfo *rootI
     double timeout = 120;
     if (hc_env_global(&env) == HCCL_SUCCESS && env->connect_timeout > 0)
         timeout = env->connect_timeout;
-    int rc = rendezvous(&ri, nRanks, mine, cards, timeout);
+    int rc = hc_tcp_rendezvous((int)ri.family, ri.ip, ri.port, ri.uid, nRanks, mine, cards,
+                               timeout);
     if (rc == HCCL_SUCCESS)
         rc = hc_bootstrap_finish(ctx, &cfg, rank, nRanks, cards, config, comm);
     else if (ctx) {

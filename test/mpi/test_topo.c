@@ -1,0 +1,299 @@
+/*
+ * test/mpi/test_topo.c - topology features under mpirun, public API only
+ * (test/mpi/topo.sh runs it under simulated topologies and checks logs).
+ *
+ * Usage: test_topo MODE [ARGS]
+ *   run COUNT           AllReduce, ReduceScatter, AllGather, Broadcast (root
+ *                       n-1) of COUNT floats on MPI_COMM_WORLD and on a split
+ *                       (odd / even ranks), checked exactly; prints on rank 0
+ *                       the bytes the world's AllReduce sent across nodes
+ *                       (HcclCommGetInterNodeBytes, summed over ranks) as
+ *                       "xnode allreduce <bytes>"
+ *   bytes COUNT WANT    AllReduce of COUNT floats; the bytes sent across
+ *                       nodes, summed over ranks, must be WANT
+ *   fail CODE           HcclCommInitMpi must fail with CODE on every rank
+ *                       (a bad topology override: none may hang)
+ *   mismatch            rank 1 sets HCCL_GROUP_0=0 before init, the others
+ *                       do not: every rank must fail with HCCL_E_PARA
+ *   cluster FILE        HcclCommInitClusterInfo(FILE, MPI rank) (mpirun is
+ *                       only the launcher), then an AllReduce, checked
+ *   compare COUNT ITERS time the AllReduce with the algorithm set by
+ *                       HCCL_ALLREDUCE_ALGO on the world communicator, and
+ *                       MPI_Allreduce, alternating; rank 0 prints the median
+ *                       times and the bytes across nodes per operation
+ * Exit status 0 on success.
+ */
+#include <hccl/hccl.h>
+#include <hccl/hccl_mpi.h>
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int g_rank, g_n, g_fail;
+
+#define CHECK(cond, ...) \
+    do { \
+        if (!(cond)) { \
+            fprintf(stderr, "[rank %d] FAIL %s:%d: ", g_rank, __FILE__, __LINE__); \
+            fprintf(stderr, __VA_ARGS__); \
+            fputc('\n', stderr); \
+            g_fail++; \
+        } \
+    } while (0)
+
+/* small integers: every sum is exact in float */
+static float val(int r, uint64_t i)
+{
+    return (float)((r * 7 + (int)(i % 13)) % 17);
+}
+
+static void run_colls(HcclComm comm, MPI_Comm mc, uint64_t count, const char *name)
+{
+    int rank, n;
+    MPI_Comm_rank(mc, &rank);
+    MPI_Comm_size(mc, &n);
+    float *a = malloc((count * n + 1) * sizeof(float)), *b = malloc((count * n + 1) * sizeof(float));
+    /* AllReduce */
+    for (uint64_t i = 0; i < count; i++)
+        a[i] = val(rank, i);
+    CHECK(HcclAllReduce(a, b, count, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, comm, NULL) ==
+              HCCL_SUCCESS, "%s allreduce", name);
+    for (uint64_t i = 0; i < count; i++) {
+        float want = 0;
+        for (int q = 0; q < n; q++)
+            want += val(q, i);
+        if (b[i] != want) {
+            CHECK(0, "%s allreduce [%llu] = %g, want %g", name, (unsigned long long)i, b[i], want);
+            break;
+        }
+    }
+    /* ReduceScatter */
+    for (uint64_t i = 0; i < count * n; i++)
+        a[i] = val(rank, i);
+    CHECK(HcclReduceScatter(a, b, count, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, comm, NULL) ==
+              HCCL_SUCCESS, "%s reducescatter", name);
+    for (uint64_t i = 0; i < count; i++) {
+        float want = 0;
+        for (int q = 0; q < n; q++)
+            want += val(q, (uint64_t)rank * count + i);
+        if (b[i] != want) {
+            CHECK(0, "%s reducescatter [%llu] = %g, want %g", name, (unsigned long long)i, b[i],
+                  want);
+            break;
+        }
+    }
+    /* AllGather */
+    for (uint64_t i = 0; i < count; i++)
+        a[i] = val(rank, i);
+    CHECK(HcclAllGather(a, b, count, HCCL_DATA_TYPE_FP32, comm, NULL) == HCCL_SUCCESS,
+          "%s allgather", name);
+    for (int q = 0; q < n; q++)
+        for (uint64_t i = 0; i < count; i++)
+            if (b[(uint64_t)q * count + i] != val(q, i)) {
+                CHECK(0, "%s allgather block %d [%llu]", name, q, (unsigned long long)i);
+                q = n;
+                break;
+            }
+    /* Broadcast from the last rank */
+    for (uint64_t i = 0; i < count; i++)
+        b[i] = rank == n - 1 ? val(n - 1, i) : -1.0f;
+    CHECK(HcclBroadcast(b, count, HCCL_DATA_TYPE_FP32, (uint32_t)(n - 1), comm, NULL) ==
+              HCCL_SUCCESS, "%s broadcast", name);
+    for (uint64_t i = 0; i < count; i++)
+        if (b[i] != val(n - 1, i)) {
+            CHECK(0, "%s broadcast [%llu] = %g", name, (unsigned long long)i, b[i]);
+            break;
+        }
+    free(a);
+    free(b);
+}
+
+static uint64_t xnode_sum(HcclComm comm)
+{
+    uint64_t last = 0, sum = 0;
+    CHECK(HcclCommGetInterNodeBytes(comm, &last, NULL) == HCCL_SUCCESS, "counter");
+    MPI_Allreduce(&last, &sum, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+    return sum;
+}
+
+static int mode_run(uint64_t count)
+{
+    HcclComm world, half;
+    CHECK(HcclCommInitMpi(MPI_COMM_WORLD, &world) == HCCL_SUCCESS, "init");
+    if (g_fail)
+        return 1;
+    run_colls(world, MPI_COMM_WORLD, count, "world");
+    float *a = calloc(count + 1, sizeof(float)), *b = calloc(count + 1, sizeof(float));
+    CHECK(HcclAllReduce(a, b, count, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, world, NULL) ==
+              HCCL_SUCCESS, "allreduce");
+    uint64_t x = xnode_sum(world);
+    if (g_rank == 0)
+        printf("xnode allreduce %llu\n", (unsigned long long)x);
+    free(a);
+    free(b);
+    MPI_Comm mhalf;
+    MPI_Comm_split(MPI_COMM_WORLD, g_rank % 2, g_rank, &mhalf);
+    CHECK(HcclCommInitMpi(mhalf, &half) == HCCL_SUCCESS, "init half");
+    if (!g_fail) {
+        run_colls(half, mhalf, count, "half");
+        HcclCommDestroy(half);
+    }
+    MPI_Comm_free(&mhalf);
+    HcclCommDestroy(world);
+    return 0;
+}
+
+static int mode_bytes(uint64_t count, uint64_t want)
+{
+    HcclComm world;
+    CHECK(HcclCommInitMpi(MPI_COMM_WORLD, &world) == HCCL_SUCCESS, "init");
+    if (g_fail)
+        return 1;
+    float *a = calloc(count + 1, sizeof(float)), *b = calloc(count + 1, sizeof(float));
+    CHECK(HcclAllReduce(a, b, count, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, world, NULL) ==
+              HCCL_SUCCESS, "allreduce");
+    uint64_t x = xnode_sum(world);
+    if (g_rank == 0)
+        printf("xnode allreduce of %llu B: %llu B across nodes (want %llu)\n",
+               (unsigned long long)(count * 4), (unsigned long long)x, (unsigned long long)want);
+    CHECK(x == want, "bytes across nodes %llu, want %llu", (unsigned long long)x,
+          (unsigned long long)want);
+    free(a);
+    free(b);
+    HcclCommDestroy(world);
+    return 0;
+}
+
+static int mode_fail(int code)
+{
+    HcclComm world = NULL;
+    HcclResult rc = HcclCommInitMpi(MPI_COMM_WORLD, &world);
+    CHECK((int)rc == code, "HcclCommInitMpi returned %d, want %d", (int)rc, code);
+    CHECK(world == NULL, "output handle set on failure");
+    return 0;
+}
+
+static int mode_mismatch(void)
+{
+    if (g_rank == 1)
+        setenv("HCCL_GROUP_0", "0", 1);
+    HcclComm world = NULL;
+    HcclResult rc = HcclCommInitMpi(MPI_COMM_WORLD, &world);
+    CHECK(rc == HCCL_E_PARA, "HcclCommInitMpi returned %d, want HCCL_E_PARA", (int)rc);
+    return 0;
+}
+
+static int mode_cluster(const char *file)
+{
+    HcclComm comm = NULL;
+    HcclResult rc = HcclCommInitClusterInfo(file, (uint32_t)g_rank, &comm);
+    CHECK(rc == HCCL_SUCCESS, "HcclCommInitClusterInfo returned %d", (int)rc);
+    if (rc != HCCL_SUCCESS)
+        return 1;
+    uint32_t n = 0, r = 0;
+    HcclGetRankSize(comm, &n);
+    HcclGetRankId(comm, &r);
+    CHECK(n == (uint32_t)g_n && r == (uint32_t)g_rank, "size %u rank %u", n, r);
+    /* the data path, without MPI: */
+    enum { COUNT = 100003 };
+    float *a = malloc(COUNT * sizeof(float)), *b = malloc(COUNT * sizeof(float));
+    for (int i = 0; i < COUNT; i++)
+        a[i] = val(g_rank, (uint64_t)i);
+    CHECK(HcclAllReduce(a, b, COUNT, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, comm, NULL) ==
+              HCCL_SUCCESS, "allreduce");
+    for (int i = 0; i < COUNT; i++) {
+        float want = 0;
+        for (int q = 0; q < g_n; q++)
+            want += val(q, (uint64_t)i);
+        if (b[i] != want) {
+            CHECK(0, "cluster allreduce [%d] = %g, want %g", i, b[i], want);
+            break;
+        }
+    }
+    free(a);
+    free(b);
+    CHECK(HcclCommDestroy(comm) == HCCL_SUCCESS, "destroy");
+    return 0;
+}
+
+static int cmp_d(const void *x, const void *y)
+{
+    double a = *(const double *)x, b = *(const double *)y;
+    return a < b ? -1 : a > b;
+}
+
+static int mode_compare(uint64_t count, int iters)
+{
+    HcclComm world;
+    CHECK(HcclCommInitMpi(MPI_COMM_WORLD, &world) == HCCL_SUCCESS, "init");
+    if (g_fail)
+        return 1;
+    float *a = malloc(count * sizeof(float)), *b = malloc(count * sizeof(float));
+    for (uint64_t i = 0; i < count; i++)
+        a[i] = val(g_rank, i);
+    double *th = malloc(iters * sizeof(double)), *tm = malloc(iters * sizeof(double));
+    for (int it = -2; it < iters; it++) { /* two warm-ups */
+        MPI_Barrier(MPI_COMM_WORLD);
+        double t0 = MPI_Wtime();
+        HcclAllReduce(a, b, count, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, world, NULL);
+        double t1 = MPI_Wtime() - t0, mx;
+        MPI_Allreduce(&t1, &mx, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+        MPI_Barrier(MPI_COMM_WORLD);
+        t0 = MPI_Wtime();
+        MPI_Allreduce(a, b, (int)count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+        double t2 = MPI_Wtime() - t0, mx2;
+        MPI_Allreduce(&t2, &mx2, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+        if (it >= 0) {
+            th[it] = mx;
+            tm[it] = mx2;
+        }
+    }
+    uint64_t x = xnode_sum(world);
+    qsort(th, iters, sizeof(double), cmp_d);
+    qsort(tm, iters, sizeof(double), cmp_d);
+    const char *algo = getenv("HCCL_ALLREDUCE_ALGO");
+    if (g_rank == 0)
+        printf("compare %-22s %10llu B  hcomm %9.1f us  MPI %9.1f us  across nodes %llu B/op\n",
+               algo ? algo : "auto", (unsigned long long)(count * 4), th[iters / 2] * 1e6,
+               tm[iters / 2] * 1e6, (unsigned long long)x);
+    free(th);
+    free(tm);
+    free(a);
+    free(b);
+    HcclCommDestroy(world);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &g_n);
+    const char *mode = argc > 1 ? argv[1] : "";
+    if (strcmp(mode, "run") == 0 && argc == 3)
+        mode_run(strtoull(argv[2], NULL, 10));
+    else if (strcmp(mode, "bytes") == 0 && argc == 4)
+        mode_bytes(strtoull(argv[2], NULL, 10), strtoull(argv[3], NULL, 10));
+    else if (strcmp(mode, "fail") == 0 && argc == 3)
+        mode_fail(atoi(argv[2]));
+    else if (strcmp(mode, "mismatch") == 0)
+        mode_mismatch();
+    else if (strcmp(mode, "cluster") == 0 && argc == 3)
+        mode_cluster(argv[2]);
+    else if (strcmp(mode, "compare") == 0 && argc == 4)
+        mode_compare(strtoull(argv[2], NULL, 10), atoi(argv[3]));
+    else {
+        if (g_rank == 0)
+            fprintf(stderr, "usage: test_topo run COUNT | bytes COUNT WANT | fail CODE | mismatch "
+                    "| cluster FILE | compare COUNT ITERS\n");
+        g_fail++;
+    }
+    int fails = 0;
+    MPI_Allreduce(&g_fail, &fails, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    if (g_rank == 0)
+        printf("test_topo %s: %s\n", mode, fails ? "FAILED" : "passed");
+    MPI_Finalize();
+    return fails ? 1 : 0;
+}
