@@ -16,18 +16,31 @@
 
 /* Table indices (hc_algo_t.id). The first entry of a table is its default
  * until src/tune.c selects by size and topology. */
-enum { HC_ALLREDUCE_RING, HC_ALLREDUCE_RD, HC_ALLREDUCE_LAST };
-enum { HC_BCAST_BINOMIAL, HC_BCAST_LAST };
-enum { HC_REDUCE_BINOMIAL, HC_REDUCE_LAST };
-enum { HC_REDUCESCATTER_RING, HC_REDUCESCATTER_LAST };
-enum { HC_ALLGATHER_RING, HC_ALLGATHER_LAST };
+enum { HC_ALLREDUCE_RING, HC_ALLREDUCE_RD, HC_ALLREDUCE_HIER, HC_ALLREDUCE_DIRECT,
+       HC_ALLREDUCE_DBTREE, HC_ALLREDUCE_TORUS2D, HC_ALLREDUCE_HD, HC_ALLREDUCE_LAST };
+enum { HC_BCAST_BINOMIAL, HC_BCAST_HIER, HC_BCAST_PIPELINE, HC_BCAST_SCATTER_ALLGATHER,
+       HC_BCAST_DIRECT, HC_BCAST_LAST };
+enum { HC_REDUCE_BINOMIAL, HC_REDUCE_RS_GATHER, HC_REDUCE_LAST };
+enum { HC_REDUCESCATTER_RING, HC_REDUCESCATTER_HIER, HC_REDUCESCATTER_HD,
+       HC_REDUCESCATTER_DIRECT, HC_REDUCESCATTER_LAST };
+enum { HC_ALLGATHER_RING, HC_ALLGATHER_HIER, HC_ALLGATHER_RD, HC_ALLGATHER_BRUCK,
+       HC_ALLGATHER_DIRECT, HC_ALLGATHER_LAST };
 enum { HC_SCATTER_BINOMIAL, HC_SCATTER_LAST };
-enum { HC_ALLTOALL_PAIRWISE, HC_ALLTOALL_LAST };
-enum { HC_ALLTOALLV_PAIRWISE, HC_ALLTOALLV_LAST };
+enum { HC_ALLTOALL_PAIRWISE, HC_ALLTOALL_BRUCK, HC_ALLTOALL_DIRECT, HC_ALLTOALL_LAST };
+enum { HC_ALLTOALLV_PAIRWISE, HC_ALLTOALLV_BRUCK, HC_ALLTOALLV_LAST };
 enum { HC_BARRIER_DISSEMINATION, HC_BARRIER_LAST };
 
 int hc_allreduce_ring_build(const hc_coll_args_t *args, hc_sched_t *s);
 int hc_allreduce_rd_build(const hc_coll_args_t *args, hc_sched_t *s);
+/* shared staging (coll/shm_util.h) */
+int hc_allreduce_direct_build(const hc_coll_args_t *args, hc_sched_t *s);
+const char *hc_allreduce_direct_usable(const hc_coll_args_t *args);
+int hc_bcast_direct_build(const hc_coll_args_t *args, hc_sched_t *s);
+int hc_allgather_direct_build(const hc_coll_args_t *args, hc_sched_t *s);
+int hc_reducescatter_direct_build(const hc_coll_args_t *args, hc_sched_t *s);
+const char *hc_reducescatter_direct_usable(const hc_coll_args_t *args);
+int hc_alltoall_direct_build(const hc_coll_args_t *args, hc_sched_t *s);
+const char *hc_alltoall_direct_usable(const hc_coll_args_t *args);
 int hc_bcast_binomial_build(const hc_coll_args_t *args, hc_sched_t *s);
 int hc_reduce_binomial_build(const hc_coll_args_t *args, hc_sched_t *s);
 int hc_reducescatter_ring_build(const hc_coll_args_t *args, hc_sched_t *s);
@@ -35,6 +48,25 @@ int hc_allgather_ring_build(const hc_coll_args_t *args, hc_sched_t *s);
 int hc_scatter_binomial_build(const hc_coll_args_t *args, hc_sched_t *s);
 int hc_alltoall_pairwise_build(const hc_coll_args_t *args, hc_sched_t *s); /* and V */
 int hc_barrier_dissemination_build(const hc_coll_args_t *args, hc_sched_t *s);
+/* hierarchical (coll/hier.h); usable: hc_hier_usable */
+int hc_allreduce_hier_build(const hc_coll_args_t *args, hc_sched_t *s);
+int hc_reducescatter_hier_build(const hc_coll_args_t *args, hc_sched_t *s);
+int hc_allgather_hier_build(const hc_coll_args_t *args, hc_sched_t *s);
+int hc_bcast_hier_build(const hc_coll_args_t *args, hc_sched_t *s);
+const char *hc_hier_usable(const hc_coll_args_t *args);
+/* trees, halving-doubling, 2-D, Bruck, pipelines (coll/prims.h) */
+int hc_allreduce_dbtree_build(const hc_coll_args_t *args, hc_sched_t *s);
+int hc_allreduce_torus2d_build(const hc_coll_args_t *args, hc_sched_t *s);
+const char *hc_allreduce_torus2d_usable(const hc_coll_args_t *args);
+int hc_allreduce_hd_build(const hc_coll_args_t *args, hc_sched_t *s);
+int hc_bcast_pipeline_build(const hc_coll_args_t *args, hc_sched_t *s);
+int hc_bcast_scatter_allgather_build(const hc_coll_args_t *args, hc_sched_t *s);
+int hc_reduce_rs_gather_build(const hc_coll_args_t *args, hc_sched_t *s);
+int hc_reducescatter_hd_build(const hc_coll_args_t *args, hc_sched_t *s);
+int hc_allgather_rd_build(const hc_coll_args_t *args, hc_sched_t *s);
+int hc_allgather_bruck_build(const hc_coll_args_t *args, hc_sched_t *s);
+int hc_alltoall_bruck_build(const hc_coll_args_t *args, hc_sched_t *s);
+const char *hc_alltoall_bruck_usable(const hc_coll_args_t *args);
 
 /* ---- rings ----------------------------------------------------------- */
 

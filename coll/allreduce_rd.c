@@ -9,7 +9,10 @@
  * ranks 0..2rem-1, each even rank r sends its vector to r+1 and leaves;
  * r+1 reduces (x_r op x_r+1) and joins the power-of-two core as
  * vr = r/2, the ranks >= 2rem join as vr = r - rem. The core runs log2(p2)
- * rounds: exchange with vr ^ 2^i, then acc = acc(lower vr) op acc(higher vr).
+ * rounds, masks p2/2 down to 1: exchange with vr ^ mask, then
+ * acc = acc(lower vr) op acc(higher vr). That is the canonical reduction
+ * order of deterministic mode (coll/prims.h): HD, the ReduceScatter HD and
+ * the Reduce trees compute the same expression for every element.
  * Both partners compute the same expression with the same operand order,
  * and by induction every member of a 2^i group holds the same bits, so all
  * ranks end bit-identical. Finally r+1 sends the result back to r.
@@ -62,7 +65,9 @@ int hc_allreduce_rd_build(const hc_coll_args_t *a, hc_sched_t *s)
         vr = r - rem;
     }
 
-    for (uint32_t mask = 1, round = 0; mask < p2; mask <<= 1, round++) {
+    /* partner at distance p2/2 first: the canonical order of deterministic
+     * mode (coll/prims.h), shared with HD and the Reduce trees */
+    for (uint32_t mask = p2 >> 1, round = 0; mask > 0; mask >>= 1, round++) {
         const uint32_t pv = vr ^ mask;
         const uint32_t peer = pv < rem ? 2 * pv + 1 : pv + rem;
         const hc_loc_t acc = acc_in_send ? HC_SEND(0) : HC_RECV(0);

@@ -1,29 +1,48 @@
 /*
- * coll/reduce_binomial.c - Reduce BINOMIAL: a binomial tree over ranks
- * relative to the root (vr = (rank - root) mod n), result in the root's RECV.
+ * coll/reduce_binomial.c - Reduce BINOMIAL: a binomial tree over the
+ * power-of-two core, shaped so that every element is reduced in the
+ * canonical order of deterministic mode (coll/prims.h) whatever the root:
+ * Reduce gives the same bits as RD / HD AllReduce and RS_GATHER.
  *
- * Cost: ceil(log2 n) (alpha + N beta + N gamma) for N bytes.
+ * Cost: (1 + log2 p2) (alpha + N beta + N gamma) when n is not a power of
+ * two, log2(n) (...) when it is; ceil(log2 n) rounds either way, as a
+ * binomial tree rooted anywhere.
  *
- * Node vr receives from its children vr + 2^i (2^i below lowbit(vr); all
- * powers of two below n at the root), smallest subtree first, and folds
- * each in: acc = acc op child. acc covers relative ranks vr..vr+2^i-1 and
- * the child vr+2^i..vr+2^(i+1)-1, so the lower relative ranks always come
- * first and the reduces are chained: the result is the same expression
- * whatever the timing. Then the node sends acc to its parent vr - lowbit(vr).
+ * Fix-up: ranks 2k and 2k+1 (k < rem) fold into virtual rank k as
+ * (x_2k op x_2k+1), computed by 2k+1, or by 2k when 2k is the root. Then
+ * rounds with masks m = p2/2 .. 1 merge the groups {v = a mod 2m} and
+ * {v = a+m mod 2m} (a < m), the first one's partial on the left. Each group
+ * has a leader holding its partial: the root's virtual rank if the group
+ * contains it, else its smallest member (a). The merged group's leader is
+ * one of the two old leaders; the other sends it its partial and is done.
+ * At the end the root's virtual rank leads everything: the result is at the
+ * root, which received one message per round.
  *
- * Buffers: the root accumulates in RECV (in place, SEND == RECV); others
- * in TMP (RECV may be NULL there and is never touched). A leaf sends SEND
- * directly. The first child of a non-root lands in its accumulator, the
- * others alternate between two TMP slots so that the next child's vector
- * arrives while the previous one is reduced; a slot is reused after the
- * reduce that read it. Tag 0 (one message per tree edge).
+ * Buffers: the root accumulates in RECV (in place, SEND == RECV); others in
+ * TMP (RECV may be NULL there and is never touched). Incoming partials
+ * alternate between two TMP slots so that one arrives while the previous is
+ * folded in; a slot is reused after the reduce that read it. A rank whose
+ * partial is still its input sends SEND directly. Tags: 0 fix-up, 1 + round.
  */
-#include "algos.h"
+#include "prims.h"
+
+/* The rank holding virtual rank v's partial. */
+static uint32_t holder(uint32_t v, uint32_t rem, uint32_t root)
+{
+    if (v < rem)
+        return root == 2 * v ? 2 * v : 2 * v + 1;
+    return v + rem;
+}
+
+/* Leader of the group {v = res (mod md)}. */
+static uint32_t leader(uint32_t res, uint32_t md, uint32_t vroot)
+{
+    return vroot % md == res ? vroot : res;
+}
 
 int hc_reduce_binomial_build(const hc_coll_args_t *a, hc_sched_t *s)
 {
-    const uint32_t n = a->nranks, root = a->root;
-    const uint32_t vr = (a->rank + n - root) % n;
+    const uint32_t n = a->nranks, r = a->rank, root = a->root;
     const uint64_t bytes = a->count * a->esize;
 
     s->algo = "reduce:BINOMIAL";
@@ -35,43 +54,58 @@ int hc_reduce_binomial_build(const hc_coll_args_t *a, hc_sched_t *s)
             hc_sched_copy(s, HC_RECV(0), HC_SEND(0), bytes, HC_NODEPS);
         return s->err;
     }
-    const uint32_t top = vr ? hc_lowbit(vr) : 1u << hc_ceil_log2(n);
-    uint32_t nch = 0;
-    for (uint32_t m = 1; m < top && vr + m < n; m <<= 1)
-        nch++;
-    const uint32_t parent = vr ? (vr - hc_lowbit(vr) + root) % n : 0;
-    if (nch == 0) {
-        hc_sched_send(s, parent, 0, HC_SEND(0), bytes, HC_NODEPS);
-        return s->err;
-    }
-    /* root: acc = RECV, children in TMP slots 0,1,0,1...
-     * other: acc = TMP slot 0 = first child's landing place, then 1,2,1,2... */
-    const hc_loc_t acc = vr == 0 ? HC_RECV(0) : HC_TMP(0);
-    const uint32_t base = vr == 0 ? 0 : 1;
-    const uint32_t nslots = base + (nch - base < 2 ? nch - base : 2);
-    hc_sched_need_tmp(s, (uint64_t)nslots * bytes);
-    int32_t reader[2] = {-1, -1}; /* last reduce reading each alternating slot */
-    int32_t last = -1;
-    uint32_t i = 0;
-    for (uint32_t m = 1; m < top && vr + m < n; m <<= 1, i++) {
-        const uint32_t child = (vr + m + root) % n;
-        hc_loc_t land;
-        int32_t dep = -1;
-        if (vr != 0 && i == 0) {
-            land = HC_TMP(0);
-        } else {
-            const uint32_t k = (i - base) % 2;
-            land = HC_TMP((base + k) * bytes);
-            dep = reader[k];
+    const uint32_t p2 = hc_pow2_floor(n), rem = n - p2;
+    const uint32_t vroot = root < 2 * rem ? root / 2 : root - rem;
+    /* root: slots at TMP 0, 1; others: accumulator at 0, slots at 1, 2 */
+    const uint64_t base = r == root ? 0 : bytes;
+    const hc_loc_t acc = r == root ? HC_RECV(0) : HC_TMP(0);
+    int32_t last = -1, reader[2] = {-1, -1};
+    int in_acc = 0;
+    uint32_t nin = 0; /* partials received so far (slot = nin % 2) */
+    uint32_t v;
+
+    if (r < 2 * rem) {
+        const uint32_t k = r / 2, h = holder(k, rem, root);
+        if (r != h) {
+            hc_sched_send(s, h, 0, HC_SEND(0), bytes, HC_NODEPS);
+            return s->err;
         }
-        int32_t rv = hc_sched_recv(s, child, 0, land, bytes, HC_DEPS(dep));
-        /* the first fold reads SEND (in place at the root: SEND == RECV) */
-        const hc_loc_t mine = i == 0 ? HC_SEND(0) : acc;
-        last = hc_sched_reduce(s, acc, mine, land, bytes, HC_DEPS(rv, last));
-        if (!(vr != 0 && i == 0))
-            reader[(i - base) % 2] = last;
+        const hc_loc_t slot = HC_TMP(base);
+        int32_t rv = hc_sched_recv(s, r ^ 1, 0, slot, bytes, HC_NODEPS);
+        /* x_2k op x_2k+1 */
+        if (r % 2)
+            last = hc_sched_reduce(s, acc, slot, HC_SEND(0), bytes, HC_DEPS(rv));
+        else
+            last = hc_sched_reduce(s, acc, HC_SEND(0), slot, bytes, HC_DEPS(rv));
+        reader[0] = last;
+        nin = 1;
+        in_acc = 1;
+        v = k;
+    } else {
+        v = r - rem;
     }
-    if (vr != 0)
-        hc_sched_send(s, parent, 0, acc, bytes, HC_DEPS(last));
+    hc_sched_need_tmp(s, base + 2 * bytes);
+
+    for (uint32_t m = p2 / 2, round = 0; m > 0; m >>= 1, round++) {
+        const uint32_t res = v % (2 * m), ores = res ^ m;
+        const uint32_t other = leader(ores, 2 * m, vroot);
+        const uint32_t newl = leader(v % m, m, vroot);
+        const uint32_t peer = holder(other, rem, root);
+        if (newl != v) { /* hand our partial over; done */
+            hc_sched_send(s, peer, 1 + round, in_acc ? acc : HC_SEND(0), bytes, HC_DEPS(last));
+            return s->err;
+        }
+        const uint32_t k = nin % 2;
+        const hc_loc_t slot = HC_TMP(base + k * bytes);
+        int32_t rv = hc_sched_recv(s, peer, 1 + round, slot, bytes, HC_DEPS(reader[k]));
+        const hc_loc_t mine = in_acc ? acc : HC_SEND(0);
+        if (v & m) /* the other group has bit m clear: its partial first */
+            last = hc_sched_reduce(s, acc, slot, mine, bytes, HC_DEPS(rv, last));
+        else
+            last = hc_sched_reduce(s, acc, mine, slot, bytes, HC_DEPS(rv, last));
+        reader[k] = last;
+        nin++;
+        in_acc = 1;
+    }
     return s->err;
 }

@@ -1,0 +1,305 @@
+/*
+ * tools/hcomm-tune.c - measure the candidate algorithms of a collective
+ * side by side and write an HCCL_TUNE_FILE (docs/ALGORITHMS.md).
+ *
+ *   mpirun -np 4 hcomm-tune [-C COLL|all] [-b MIN] [-e MAX] [-f FACTOR]
+ *                           [-n ITERS] [-w WARMUP] [-a ALGO,ALGO,...] [-o FILE]
+ *
+ * One communicator per candidate, its algorithm forced through
+ * HcclCommConfig.hcclAlgo ("allreduce=level0:NA;level1:RING"), all over
+ * MPI_COMM_WORLD and the same buffers. For each size the candidates run in
+ * turn, ITERS rounds with a rotating first one (PERF.md: compare in one
+ * run, alternating, on this noisy machine); a round's time is the slowest
+ * rank's (MPI_MAX), a candidate's time the median of its rounds. A
+ * candidate that cannot run for the size (the tuner would fall back, e.g.
+ * TORUS2D on a prime rank count, HIER on one host) is shown as "-": the
+ * tool asks the communicator's own table what it would run. Sizes are
+ * bytes of one rank's count (the size the selection rules compare), float32.
+ *
+ * Two pseudo-candidates compare configurations instead of algorithms: AUTO
+ * (nothing forced: the built-in table or HCCL_TUNE_FILE decides) and DET
+ * (the same in deterministic mode); they are never written to the file.
+ *
+ * Output: per size, each candidate's median time in us and the fastest;
+ * with -o, rules "coll LO-HI N ALGO" for this rank count, consecutive sizes
+ * with the same winner merged, boundaries at the measured sizes.
+ *
+ * Links the internal library: it reads the algorithm tables and asks a
+ * communicator's selection table (src/tune.h) what a call would run.
+ */
+#include <hccl/hccl.h>
+#include <hccl/hccl_mpi.h>
+#include <mpi.h>
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include "coll/algos.h"
+#include "src/comm.h"
+#include "src/shm.h"
+#include "src/tune.h"
+
+#define MAXC 16
+
+static int rank, nranks;
+
+static const struct {
+    const char *name;
+    hc_coll_t coll;
+} colls[] = {
+    {"allreduce", HC_COLL_ALLREDUCE}, {"broadcast", HC_COLL_BROADCAST},
+    {"reduce", HC_COLL_REDUCE},       {"reducescatter", HC_COLL_REDUCESCATTER},
+    {"allgather", HC_COLL_ALLGATHER}, {"alltoall", HC_COLL_ALLTOALL},
+};
+
+static int parse_size(const char *s, uint64_t *out)
+{
+    char *end;
+    double v = strtod(s, &end);
+    if (end == s || v < 0)
+        return -1;
+    switch (toupper((unsigned char)*end)) {
+    case 'K': v *= 1024; end++; break;
+    case 'M': v *= 1024 * 1024; end++; break;
+    case 'G': v *= 1024.0 * 1024 * 1024; end++; break;
+    default: break;
+    }
+    if (*end == 'B' || *end == 'b')
+        end++;
+    if (*end)
+        return -1;
+    *out = (uint64_t)v;
+    return 0;
+}
+
+/* Run one operation of coll with count floats. */
+static HcclResult run(hc_coll_t coll, HcclComm comm, void *sb, void *rb, uint64_t count)
+{
+    switch (coll) {
+    case HC_COLL_ALLREDUCE:
+        return HcclAllReduce(sb, rb, count, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, comm, NULL);
+    case HC_COLL_BROADCAST:
+        return HcclBroadcast(rb, count, HCCL_DATA_TYPE_FP32, 0, comm, NULL);
+    case HC_COLL_REDUCE:
+        return HcclReduce(sb, rb, count, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, 0, comm, NULL);
+    case HC_COLL_REDUCESCATTER:
+        return HcclReduceScatter(sb, rb, count, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, comm, NULL);
+    case HC_COLL_ALLGATHER:
+        return HcclAllGather(sb, rb, count, HCCL_DATA_TYPE_FP32, comm, NULL);
+    case HC_COLL_ALLTOALL:
+        return HcclAlltoAll(sb, count, HCCL_DATA_TYPE_FP32, rb, count, HCCL_DATA_TYPE_FP32, comm,
+                            NULL);
+    default:
+        return HCCL_E_PARA;
+    }
+}
+
+/* What the communicator's table runs for this call (as hc_op_begin asks). */
+static const hc_algo_t *would_run(HcclComm comm, hc_coll_t coll, uint64_t count)
+{
+    hc_comm_t *c = (hc_comm_t *)comm;
+    hc_coll_args_t a = {.coll = coll, .rank = c->rank, .nranks = c->nranks, .count = count,
+                        .esize = 4, .dtype = HCCL_DATA_TYPE_FP32, .op = HCCL_REDUCE_SUM,
+                        .deterministic = c->cfg->deterministic, .topo = &c->view,
+                        .shm_bytes = c->shm ? c->shm->half_bytes : 0};
+    return hc_tune_select(c->tune, &a);
+}
+
+static int cmp_d(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static void fmt_size(uint64_t v, char *buf, size_t n)
+{
+    if (v && v % (1ull << 20) == 0)
+        snprintf(buf, n, "%lluMB", (unsigned long long)(v >> 20));
+    else if (v && v % 1024 == 0)
+        snprintf(buf, n, "%lluKB", (unsigned long long)(v >> 10));
+    else
+        snprintf(buf, n, "%llu", (unsigned long long)v);
+}
+
+static void usage(void)
+{
+    if (rank == 0)
+        fprintf(stderr,
+                "usage: mpirun -np N hcomm-tune [-C COLL|all] [-b MIN] [-e MAX] [-f FACTOR]\n"
+                "                  [-n ITERS] [-w WARMUP] [-a ALGO,ALGO,...] [-o FILE]\n"
+                "  COLL: allreduce (default), broadcast, reduce, reducescatter, allgather,\n"
+                "        alltoall, all. Sizes: bytes of one rank's count (K, M, G).\n"
+                "  -a: candidates (default: every algorithm of the collective); AUTO = the\n"
+                "      default choice, DET = the default choice in deterministic mode\n"
+                "  -o: write the winners as an HCCL_TUNE_FILE (appends per collective)\n");
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &nranks);
+    const char *cname = "allreduce", *alist = NULL, *outfile = NULL;
+    uint64_t minb = 1024, maxb = 64ull << 20;
+    double factor = 4;
+    int iters = 10, warm = 2, opt;
+    while ((opt = getopt(argc, argv, "C:b:e:f:n:w:a:o:h")) != -1) {
+        switch (opt) {
+        case 'C': cname = optarg; break;
+        case 'b': if (parse_size(optarg, &minb)) goto bad; break;
+        case 'e': if (parse_size(optarg, &maxb)) goto bad; break;
+        case 'f': factor = atof(optarg); if (factor <= 1) goto bad; break;
+        case 'n': iters = atoi(optarg); if (iters < 1) goto bad; break;
+        case 'w': warm = atoi(optarg); if (warm < 0) goto bad; break;
+        case 'a': alist = optarg; break;
+        case 'o': outfile = optarg; break;
+        default: goto bad;
+        }
+    }
+    if (minb < 4)
+        minb = 4;
+    FILE *out = NULL;
+    if (outfile && rank == 0) {
+        out = fopen(outfile, "w");
+        if (out == NULL) {
+            perror(outfile);
+            MPI_Abort(MPI_COMM_WORLD, 2);
+        }
+        fprintf(out, "# written by hcomm-tune on %d ranks (median of %d rounds, float32)\n",
+                nranks, iters);
+    }
+    for (size_t ci = 0; ci < sizeof(colls) / sizeof(colls[0]); ci++) {
+        if (strcasecmp(cname, "all") != 0 && strcasecmp(cname, colls[ci].name) != 0)
+            continue;
+        const hc_coll_t coll = colls[ci].coll;
+        const char *names[MAXC];
+        int nc = 0, na;
+        const hc_algo_t *tab = hc_coll_algos(coll, &na);
+        if (alist) {
+            static char buf[512];
+            snprintf(buf, sizeof(buf), "%s", alist);
+            for (char *p = strtok(buf, ","); p && nc < MAXC; p = strtok(NULL, ","))
+                names[nc++] = p;
+        } else {
+            for (int i = 0; i < na && nc < MAXC; i++)
+                names[nc++] = tab[i].name;
+        }
+        HcclComm comm[MAXC];
+        int special[MAXC]; /* AUTO: the default choice; DET: deterministic mode */
+        for (int k = 0; k < nc; k++) {
+            HcclCommConfig cfg;
+            HcclCommConfigInit(&cfg);
+            special[k] = strcasecmp(names[k], "AUTO") == 0 || strcasecmp(names[k], "DET") == 0;
+            if (strcasecmp(names[k], "DET") == 0)
+                cfg.hcclDeterministic = 1;
+            if (!special[k])
+                snprintf(cfg.hcclAlgo, sizeof(cfg.hcclAlgo), "%s=level0:NA;level1:%s",
+                         colls[ci].name, names[k]);
+            if (HcclCommInitMpiConfig(MPI_COMM_WORLD, &cfg, &comm[k]) != HCCL_SUCCESS) {
+                if (rank == 0)
+                    fprintf(stderr, "hcomm-tune: %s: cannot force '%s'\n", colls[ci].name,
+                            names[k]);
+                MPI_Abort(MPI_COMM_WORLD, 2);
+            }
+        }
+        const int blocks = coll == HC_COLL_ALLTOALL || coll == HC_COLL_REDUCESCATTER ||
+                           coll == HC_COLL_ALLGATHER;
+        const uint64_t maxcount = maxb / 4;
+        const size_t big = (size_t)(maxcount * (blocks ? (uint64_t)nranks : 1) * 4);
+        char *sb = malloc(big + 64), *rb = malloc(big + 64);
+        if (sb == NULL || rb == NULL)
+            MPI_Abort(MPI_COMM_WORLD, 3);
+        memset(sb, 0, big + 64);
+        memset(rb, 0, big + 64);
+        double *t = malloc(sizeof(double) * (size_t)iters * MAXC);
+        if (rank == 0) {
+            printf("# %s on %d ranks, median of %d rounds (us, slowest rank); '-': cannot run\n",
+                   colls[ci].name, nranks, iters);
+            printf("%12s", "bytes");
+            for (int k = 0; k < nc; k++)
+                printf(" %12s", names[k]);
+            printf("  best\n");
+        }
+        const char *prev = NULL;
+        uint64_t prev_lo = 0;
+        for (uint64_t bytes = minb;; bytes = (uint64_t)((double)bytes * factor)) {
+            if (bytes > maxb)
+                bytes = maxb;
+            const uint64_t count = bytes / 4;
+            int ok[MAXC];
+            for (int k = 0; k < nc; k++) {
+                run(coll, comm[k], sb, rb, count); /* sets up shared memory etc. */
+                const hc_algo_t *a = would_run(comm[k], coll, count);
+                ok[k] = special[k] || strcasecmp(a->name, names[k]) == 0 ||
+                        (a->alias && strcasecmp(a->alias, names[k]) == 0);
+            }
+            for (int it = -warm; it < iters; it++)
+                for (int j = 0; j < nc; j++) {
+                    const int k = (j + (it < 0 ? 0 : it)) % nc;
+                    if (!ok[k])
+                        continue;
+                    MPI_Barrier(MPI_COMM_WORLD);
+                    double t0 = MPI_Wtime();
+                    if (run(coll, comm[k], sb, rb, count) != HCCL_SUCCESS)
+                        MPI_Abort(MPI_COMM_WORLD, 4);
+                    double dt = MPI_Wtime() - t0, mx;
+                    MPI_Allreduce(&dt, &mx, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+                    if (it >= 0)
+                        t[k * iters + it] = mx;
+                }
+            if (rank == 0) {
+                int best = -1;
+                double med[MAXC];
+                printf("%12llu", (unsigned long long)bytes);
+                for (int k = 0; k < nc; k++) {
+                    if (!ok[k]) {
+                        printf(" %12s", "-");
+                        continue;
+                    }
+                    qsort(&t[k * iters], (size_t)iters, sizeof(double), cmp_d);
+                    med[k] = t[k * iters + iters / 2];
+                    printf(" %12.1f", med[k] * 1e6);
+                    if (best < 0 || med[k] < med[best])
+                        best = k;
+                }
+                printf("  %s\n", best >= 0 ? names[best] : "-");
+                fflush(stdout);
+                if (out && best >= 0 && !special[best]) {
+                    if (prev && strcasecmp(prev, names[best]) != 0) {
+                        char lo[24], hi[24];
+                        fmt_size(prev_lo, lo, sizeof(lo));
+                        fmt_size(bytes, hi, sizeof(hi));
+                        fprintf(out, "%-13s %s-%s %d %s\n", colls[ci].name,
+                                prev_lo ? lo : "0", hi, nranks, prev);
+                        prev_lo = bytes;
+                    }
+                    prev = names[best];
+                }
+            }
+            if (bytes >= maxb)
+                break;
+        }
+        if (out && prev) {
+            char lo[24];
+            fmt_size(prev_lo, lo, sizeof(lo));
+            fprintf(out, "%-13s %s-* %d %s\n", colls[ci].name, prev_lo ? lo : "0", nranks, prev);
+        }
+        for (int k = 0; k < nc; k++)
+            HcclCommDestroy(comm[k]);
+        free(sb);
+        free(rb);
+        free(t);
+    }
+    if (out)
+        fclose(out);
+    MPI_Finalize();
+    return 0;
+bad:
+    usage();
+    MPI_Finalize();
+    return 2;
+}
