@@ -20,6 +20,36 @@
  * Tags: a SEND and the RECV that matches it carry the same tag (< 2^20).
  * Within one operation, (sender, receiver, tag) must be unique.
  *
+ * Shared memory (node-local fast path, src/shm.h): when every rank of the
+ * communicator can load and store every other rank's staging segment,
+ * args->shm_bytes > 0 and builders may use two more buffers: HC_BUF_SEG, this
+ * rank's staging half for the operation, and HC_BUF_PEER, rank loc.peer's
+ * staging half (HC_PEER(q, off); q may be the rank itself). Each half holds
+ * args->shm_bytes bytes; its first HC_SEG_RESERVED bytes belong to the
+ * executor (it stores its completion flag there), so builders start at
+ * HC_SEG_BASE. A rank only ever writes its own half; peers read it. The two
+ * halves alternate between consecutive shared-memory operations of a
+ * communicator (the executor binds the half of the operation's epoch), so a
+ * schedule may overwrite its half without waiting for readers of the
+ * previous operation. It must not overwrite it before every reader has
+ * finished operation e-2, the last one that used this half: every schedule
+ * that writes staging starts its writes after a WAIT with ago = 2 on every
+ * rank's completion flag (HC_SEG_DONE). That wait costs nothing in the
+ * common case: when this rank's previous operation waited for a flag of
+ * every other rank (sched->waits_all), they had all finished e-2 then, and
+ * the executor does not even look.
+ * Synchronization is by 8-byte flags inside the halves (cache-line aligned
+ * offsets of the builder's choice): PUBLISH stores (epoch << 32 | value) into
+ * its own half after everything it depends on; WAIT completes once the flag
+ * in a peer's half is >= ((epoch - ago) << 32 | value). The epoch is a
+ * per-communicator counter of shared-memory operations, so a cached
+ * schedule stays valid for every call, and flags only grow.
+ * REDUCE_MULTI folds nsrc regions (sched->srcs[src_off ..]) into dst in one
+ * pass, left to right (hc_reduce_multi): the same bits on every rank that
+ * folds the same sources in the same order. The per-rank forms (a WAIT on
+ * HC_PEERS_ALL, a REDUCE_MULTI over every rank's staging) keep a schedule
+ * O(chunks) steps instead of O(ranks x chunks) on large communicators.
+ *
  * Dependencies are given with HC_DEPS(a, b, ...): a list of earlier step
  * indices; negative entries are ignored, so "the previous step, if any"
  * can be passed as -1. Every add function returns the new step's index, or
@@ -41,7 +71,10 @@ typedef enum {
     HC_BUF_SEND = 0,
     HC_BUF_RECV = 1,
     HC_BUF_TMP = 2,
-    HC_NBUFS
+    HC_NBUFS,               /* the buffers the caller of hc_exec_start binds */
+    HC_BUF_SEG = HC_NBUFS,  /* own shared staging half (args->shm_bytes > 0) */
+    HC_BUF_PEER,            /* rank loc.peer's staging half */
+    HC_NBUFS_ALL
 } hc_buf_t;
 
 typedef enum {
@@ -50,6 +83,14 @@ typedef enum {
     HC_STEP_REDUCE,   /* dst = a (op) b, bytes / elemsize elements */
     HC_STEP_COPY,     /* dst = a, `bytes` (memmove) */
     HC_STEP_NOP,      /* completes when its dependencies have */
+    HC_STEP_PUBLISH,  /* own flag at dst (HC_BUF_SEG) = epoch << 32 | bytes */
+    HC_STEP_WAIT,     /* until the flag at a (HC_BUF_PEER) >= (epoch - ago) << 32 | bytes;
+                       * peer HC_PEERS_ALL: every other rank's flag at a.off;
+                       * tag > 0: while waiting, prefetch tag lines at dst.off of
+                       * the awaited rank's half (the data the flag announces) */
+    HC_STEP_REDUCE_MULTI, /* dst = fold of sched->srcs[src_off .. +nsrc), bytes each;
+                           * nsrc 0: one source per rank in rank order, rank q's
+                           * PEER(q, a.off), the executing rank's own b */
     HC_STEP_KINDS
 } hc_step_kind_t;
 
@@ -57,25 +98,47 @@ typedef enum {
 #define HC_TAG_MAX ((1u << HC_TAG_BITS) - 1)
 
 typedef struct {
-    uint64_t off; /* bytes from the start of the buffer */
-    uint8_t buf;  /* hc_buf_t */
+    uint64_t off;  /* bytes from the start of the buffer */
+    uint8_t buf;   /* hc_buf_t */
+    uint32_t peer; /* HC_BUF_PEER: whose staging half (communicator rank) */
 } hc_loc_t;
 
 static inline hc_loc_t hc_loc(hc_buf_t buf, uint64_t off)
 {
-    hc_loc_t l = {off, (uint8_t)buf};
+    hc_loc_t l = {off, (uint8_t)buf, 0};
+    return l;
+}
+static inline hc_loc_t hc_loc_peer(uint32_t peer, uint64_t off)
+{
+    hc_loc_t l = {off, (uint8_t)HC_BUF_PEER, peer};
     return l;
 }
 #define HC_SEND(off) hc_loc(HC_BUF_SEND, (off))
 #define HC_RECV(off) hc_loc(HC_BUF_RECV, (off))
 #define HC_TMP(off) hc_loc(HC_BUF_TMP, (off))
+#define HC_SEG(off) hc_loc(HC_BUF_SEG, (off))
+#define HC_PEER(q, off) hc_loc_peer((q), (off))
+
+/* Start of a staging half that is the executor's (its completion flag),
+ * and the first offset builders use. The completion flag (epoch << 32 once
+ * the rank finished the operation of that epoch) may be waited for: a WAIT
+ * on HC_SEG_DONE with ago = 2 holds until the peers have finished the
+ * operation two epochs back, the last one that used this half. */
+#define HC_SEG_RESERVED 64u
+#define HC_SEG_BASE HC_SEG_RESERVED
+#define HC_SEG_DONE 0u
+/* WAIT: every rank but the executing one. */
+#define HC_PEERS_ALL UINT32_MAX
 
 typedef struct {
     uint8_t kind;     /* hc_step_kind_t */
+    uint8_t ago;      /* WAIT: the value belongs to operation epoch - ago (0 or 2) */
+    uint16_t nsrc;    /* REDUCE_MULTI: number of sources */
     uint32_t peer;    /* SEND/RECV: communicator rank */
     uint32_t tag;     /* SEND/RECV */
+    uint32_t src_off; /* REDUCE_MULTI: first source in sched->srcs */
     hc_loc_t dst, a, b;
-    uint64_t bytes;
+    uint64_t bytes;   /* PUBLISH/WAIT: the flag value (< 2^32) */
     uint32_t dep_off; /* first dependency in sched->deps */
     uint32_t ndeps;
 } hc_step_t;
@@ -86,6 +149,13 @@ typedef struct hc_sched {
     uint32_t *deps;
     uint32_t ndeps, deps_cap;
     uint64_t tmp_bytes; /* scratch the executor must provide */
+    uint64_t seg_bytes; /* shared staging used (<= args->shm_bytes); 0: none */
+    hc_loc_t *srcs;     /* REDUCE_MULTI sources */
+    uint32_t nsrcs, srcs_cap;
+    uint32_t nmsgs;     /* SEND and RECV steps (0: no transport needed) */
+    uint8_t waits_all;  /* has a WAIT on HC_PEERS_ALL with ago 0 (coll.h top) */
+    uint64_t gen;       /* changes with every step added (process-wide unique): the
+                         * executor keeps its dependency index per generation */
     size_t esize;       /* element size, for REDUCE */
     int err;            /* HCCL_E_MEMORY after a failed add */
     const char *algo;   /* name of the algorithm that built it */
@@ -123,14 +193,35 @@ typedef enum {
  */
 
 /* What an algorithm may know about the topology. Built by topo/; the
- * defaults (all NULL / 0) mean "flat: every rank equally far". */
+ * defaults (all NULL / 0) mean "flat: every rank equally far".
+ *
+ * Levels (topo/topo.h): fast group < node (host) < rack < cluster. The
+ * ring keeps every group, node and rack contiguous, and groups, nodes and
+ * racks are numbered in ring order, so group g is ring positions
+ * [group_off[g], group_off[g+1]) (likewise node_off, rack_off; a group
+ * never straddles a node, nor a node a rack). Hierarchical algorithms
+ * (coll/hier.h) use nodes as their units when there are several, else
+ * fast groups. The *_off arrays may be NULL (hand-made views): flat. */
 typedef struct hc_topo_view {
     const uint32_t *ring;     /* ring[i] = rank at ring position i; NULL = 0..n-1 */
     uint32_t ngroups;         /* fast groups (0 or 1 = flat) */
     const uint32_t *group_of; /* group index of each rank (ngroups > 1) */
     uint32_t nnodes;          /* hosts (0 or 1 = one host) */
     const uint32_t *node_of;  /* host index of each rank (nnodes > 1) */
+    uint32_t nracks;          /* racks (0 or 1 = one) */
+    const uint32_t *rack_of;  /* rack index of each rank */
+    const uint32_t *pos_of;   /* ring position of each rank (NULL: search ring) */
+    const uint32_t *group_off, *node_off, *rack_off; /* ngroups+1, nnodes+1, nracks+1 */
+    /* TORUS2D: rows = nodes (several) or fast groups, all of grid_cols ranks;
+     * grid[row * grid_cols + col] = rank; grid_rows = 0: no grid */
+    uint32_t grid_rows, grid_cols;
+    const uint32_t *grid;
+    unsigned flags;           /* HC_TOPO_F_* */
+    double level_bw[4], level_lat[4]; /* link class crossing group/node/rack/cluster:
+                                         bytes/s, s (nominal; topo/topo.c says whence) */
 } hc_topo_view_t;
+#define HC_TOPO_F_HIER 0x1u      /* several groups or nodes: hierarchical variants are candidates */
+#define HC_TOPO_F_MULTINODE 0x2u /* several nodes (declared or detected hosts) */
 
 typedef struct hc_coll_args {
     hc_coll_t coll;
@@ -143,6 +234,8 @@ typedef struct hc_coll_args {
     int in_place;
     int deterministic;      /* fixed reduction order (see docs) */
     uint64_t chunk_bytes;   /* pipelining chunk; 0 = algorithm's choice */
+    uint64_t shm_bytes;     /* bytes of each rank's shared staging half that every
+                             * rank can reach; 0 = no shared memory (coll.h top) */
     /* ALLTOALLV: arrays of nranks entries, in elements */
     const uint64_t *scounts, *sdispls, *rcounts, *rdispls;
     const hc_topo_view_t *topo; /* never NULL */
@@ -159,7 +252,17 @@ typedef struct hc_algo {
     const char *desc;
     hc_build_fn build;
     hc_usable_fn usable;   /* NULL = always usable */
+    unsigned flags;        /* HC_ALGO_F_* (src/tune.c reads them) */
 } hc_algo_t;
+
+/* hc_algo_t.flags. DET: every element is reduced in the canonical order of
+ * deterministic mode (coll/prims.h; docs/ALGORITHMS.md), whatever the count
+ * or chunking; in deterministic mode src/tune.c routes the other reducing
+ * algorithms to one that has it. RING_ORDER: follows topo->ring.
+ * RING_CHUNK: args->chunk_bytes defaults to HCCL_RING_CHUNK_SIZE. */
+#define HC_ALGO_F_DET 0x1u
+#define HC_ALGO_F_RING_ORDER 0x2u
+#define HC_ALGO_F_RING_CHUNK 0x4u
 
 /* The algorithm tables (coll/algos.c). */
 const hc_algo_t *hc_coll_algos(hc_coll_t coll, int *nalgos);
@@ -187,6 +290,25 @@ int32_t hc_sched_copy(hc_sched_t *s, hc_loc_t dst, hc_loc_t src, uint64_t bytes,
 int32_t hc_sched_nop(hc_sched_t *s, const int32_t *deps, uint32_t n);
 /* Make the scratch area at least `bytes` long. */
 void hc_sched_need_tmp(hc_sched_t *s, uint64_t bytes);
+
+/* Shared-memory steps (see the top of this file). Flags are 8 bytes at a
+ * multiple of 8 (a cache line of their own is the builder's business). */
+int32_t hc_sched_publish(hc_sched_t *s, uint64_t flag_off, uint32_t value, const int32_t *deps);
+int32_t hc_sched_wait(hc_sched_t *s, uint32_t peer, uint64_t flag_off, uint32_t value,
+                      uint8_t ago, const int32_t *deps);
+/* Let WAIT step `w` prefetch `lines` cache lines at data_off of the rank it
+ * waits for while it polls: the data then arrives with the flag instead of
+ * one cache miss later. */
+void hc_sched_wait_prefetch(hc_sched_t *s, int32_t w, uint64_t data_off, uint32_t lines);
+/* dst = ((src[0] op src[1]) op src[2]) ...; nsrc >= 1; dst may be src[0]. */
+int32_t hc_sched_reduce_multi(hc_sched_t *s, hc_loc_t dst, const hc_loc_t *src, uint32_t nsrc,
+                              uint64_t bytes, const int32_t *deps);
+/* The per-rank form: fold, in rank order, every rank's staging at peer_off,
+ * with `own` in place of the executing rank's. dst is not HC_BUF_PEER. */
+int32_t hc_sched_reduce_ranks(hc_sched_t *s, hc_loc_t dst, uint64_t peer_off, hc_loc_t own,
+                              uint64_t bytes, const int32_t *deps);
+/* Make the staging half used at least `bytes` long. */
+void hc_sched_need_seg(hc_sched_t *s, uint64_t bytes);
 
 /* Split `count` elements into `parts` nearly equal blocks: block i starts at
  * element hc_block_start(count, parts, i) (the first count % parts blocks

@@ -10,11 +10,19 @@ void hc_sched_init(hc_sched_t *s, size_t esize)
     s->esize = esize;
 }
 
+/* Generations of schedules, unique in the process (hc_sched_t.gen). */
+static uint64_t g_gen;
+
 void hc_sched_reset(hc_sched_t *s)
 {
+    s->gen = 0;
     s->nsteps = 0;
     s->ndeps = 0;
     s->tmp_bytes = 0;
+    s->seg_bytes = 0;
+    s->nsrcs = 0;
+    s->nmsgs = 0;
+    s->waits_all = 0;
     s->err = HCCL_SUCCESS;
     s->algo = NULL;
 }
@@ -23,6 +31,7 @@ void hc_sched_free(hc_sched_t *s)
 {
     free(s->steps);
     free(s->deps);
+    free(s->srcs);
     memset(s, 0, sizeof(*s));
 }
 
@@ -66,6 +75,7 @@ static int32_t add(hc_sched_t *s, const hc_step_t *st, const int32_t *deps, uint
         return -1;
     }
     hc_step_t *t = &s->steps[s->nsteps];
+    s->gen = __atomic_add_fetch(&g_gen, 1, __ATOMIC_RELAXED);
     *t = *st;
     t->dep_off = s->ndeps;
     t->ndeps = 0;
@@ -90,7 +100,9 @@ int32_t hc_sched_send(hc_sched_t *s, uint32_t peer, uint32_t tag, hc_loc_t src,
         s->err = HCCL_E_INTERNAL;
         return -1;
     }
-    return add(s, &st, deps, UINT32_MAX);
+    int32_t i = add(s, &st, deps, UINT32_MAX);
+    s->nmsgs += i >= 0;
+    return i;
 }
 
 int32_t hc_sched_recv(hc_sched_t *s, uint32_t peer, uint32_t tag, hc_loc_t dst,
@@ -101,7 +113,9 @@ int32_t hc_sched_recv(hc_sched_t *s, uint32_t peer, uint32_t tag, hc_loc_t dst,
         s->err = HCCL_E_INTERNAL;
         return -1;
     }
-    return add(s, &st, deps, UINT32_MAX);
+    int32_t i = add(s, &st, deps, UINT32_MAX);
+    s->nmsgs += i >= 0;
+    return i;
 }
 
 int32_t hc_sched_reduce(hc_sched_t *s, hc_loc_t dst, hc_loc_t a, hc_loc_t b,
@@ -122,4 +136,89 @@ int32_t hc_sched_nop(hc_sched_t *s, const int32_t *deps, uint32_t n)
 {
     hc_step_t st = {.kind = HC_STEP_NOP};
     return add(s, &st, deps, n);
+}
+
+/* ---- shared-memory steps (coll.h) ------------------------------------ */
+
+void hc_sched_need_seg(hc_sched_t *s, uint64_t bytes)
+{
+    if (bytes > s->seg_bytes)
+        s->seg_bytes = bytes;
+}
+
+int32_t hc_sched_publish(hc_sched_t *s, uint64_t flag_off, uint32_t value, const int32_t *deps)
+{
+    hc_step_t st = {.kind = HC_STEP_PUBLISH, .dst = HC_SEG(flag_off), .bytes = value};
+    if (flag_off % 8 || flag_off < HC_SEG_BASE) {
+        s->err = HCCL_E_INTERNAL;
+        return -1;
+    }
+    hc_sched_need_seg(s, flag_off + 8);
+    return add(s, &st, deps, UINT32_MAX);
+}
+
+int32_t hc_sched_wait(hc_sched_t *s, uint32_t peer, uint64_t flag_off, uint32_t value,
+                      uint8_t ago, const int32_t *deps)
+{
+    hc_step_t st = {.kind = HC_STEP_WAIT, .ago = ago, .peer = peer,
+                    .a = HC_PEER(peer, flag_off), .bytes = value};
+    /* the half of operation epoch - ago is this operation's only for even
+     * ago; offset 0 is the executor's completion flag (HC_SEG_DONE) */
+    if (flag_off % 8 || (flag_off < HC_SEG_BASE && flag_off != HC_SEG_DONE) || ago % 2) {
+        s->err = HCCL_E_INTERNAL;
+        return -1;
+    }
+    hc_sched_need_seg(s, flag_off + 8);
+    int32_t i = add(s, &st, deps, UINT32_MAX);
+    if (i >= 0 && peer == HC_PEERS_ALL && ago == 0)
+        s->waits_all = 1;
+    return i;
+}
+
+void hc_sched_wait_prefetch(hc_sched_t *s, int32_t w, uint64_t data_off, uint32_t lines)
+{
+    if (w < 0 || (uint32_t)w >= s->nsteps || s->steps[w].kind != HC_STEP_WAIT) {
+        if (!s->err)
+            s->err = HCCL_E_INTERNAL;
+        return;
+    }
+    s->steps[w].dst = HC_PEER(s->steps[w].peer, data_off);
+    s->steps[w].tag = lines;
+    hc_sched_need_seg(s, data_off + (uint64_t)lines * 64);
+}
+
+int32_t hc_sched_reduce_ranks(hc_sched_t *s, hc_loc_t dst, uint64_t peer_off, hc_loc_t own,
+                              uint64_t bytes, const int32_t *deps)
+{
+    hc_step_t st = {.kind = HC_STEP_REDUCE_MULTI, .nsrc = 0, .dst = dst,
+                    .a = HC_PEER(HC_PEERS_ALL, peer_off), .b = own, .bytes = bytes};
+    if (dst.buf == HC_BUF_PEER) { /* a rank writes only its own staging */
+        s->err = HCCL_E_INTERNAL;
+        return -1;
+    }
+    hc_sched_need_seg(s, peer_off + bytes);
+    return add(s, &st, deps, UINT32_MAX);
+}
+
+int32_t hc_sched_reduce_multi(hc_sched_t *s, hc_loc_t dst, const hc_loc_t *src, uint32_t nsrc,
+                              uint64_t bytes, const int32_t *deps)
+{
+    if (s->err)
+        return -1;
+    if (nsrc == 0 || nsrc > UINT16_MAX) {
+        s->err = HCCL_E_INTERNAL;
+        return -1;
+    }
+    if (grow((void **)&s->srcs, &s->srcs_cap, s->nsrcs + nsrc, sizeof(hc_loc_t))) {
+        s->err = HCCL_E_MEMORY;
+        return -1;
+    }
+    hc_step_t st = {.kind = HC_STEP_REDUCE_MULTI, .nsrc = (uint16_t)nsrc, .src_off = s->nsrcs,
+                    .dst = dst, .a = src[0], .bytes = bytes};
+    int32_t i = add(s, &st, deps, UINT32_MAX);
+    if (i >= 0) {
+        memcpy(s->srcs + s->nsrcs, src, nsrc * sizeof(hc_loc_t));
+        s->nsrcs += nsrc;
+    }
+    return i;
 }

@@ -9,10 +9,29 @@
 
 #include "log.h"
 #include "reduce.h"
+#include "util.h"
+#include "trace.h"
 
-static const char *kind_name[HC_STEP_KINDS] = {"SEND", "RECV", "REDUCE", "COPY", "NOP"};
+/* Copies from this size on may use non-temporal stores (glibc switches at
+ * a fraction of the last-level cache, tens of MB here): a PUBLISH after
+ * one fences first. The kernels of src/reduce.c use ordinary stores. */
+#define HC_NT_COPY_MIN (4u << 20)
 
-/* Workspace layout: st, x, npend, rdep_off, rdep, ready, posted. */
+static const char *kind_name[HC_STEP_KINDS] = {"SEND",    "RECV", "REDUCE",      "COPY",
+                                                "NOP",     "PUBLISH", "WAIT",
+                                                "REDUCE_MULTI"};
+
+/* Workspace layout: header, st, x, npend, npend0, rdep_off, rdep, ready,
+ * ready0, posted. The dependents index and the initial counters and ready
+ * list depend only on the schedule: a cached workspace keeps them (the
+ * header names the schedule generation they belong to), and a restart only
+ * copies the initial state back. */
+typedef struct {
+    const hc_sched_t *s;
+    uint64_t gen;
+    uint32_t nready0;
+} ws_hdr_t;
+
 static size_t al8(size_t v)
 {
     return (v + 7) & ~(size_t)7;
@@ -23,8 +42,8 @@ size_t hc_exec_ws_size(const hc_sched_t *s)
     size_t n = s->nsteps;
     if (n == 0)
         return 0;
-    return al8(n) + al8(n * sizeof(hc_xfer_t)) + al8(n * 4) + al8((n + 1) * 4) +
-           al8((size_t)s->ndeps * 4) + al8(n * 4) + al8(n * 4);
+    return al8(sizeof(ws_hdr_t)) + al8(n) + al8(n * sizeof(hc_xfer_t)) + 2 * al8(n * 4) +
+           al8((n + 1) * 4) + al8((size_t)s->ndeps * 4) + 3 * al8(n * 4);
 }
 
 int hc_exec_start(hc_exec_t *e, const hc_sched_t *s, void *const bufs[HC_NBUFS],
@@ -32,7 +51,7 @@ int hc_exec_start(hc_exec_t *e, const hc_sched_t *s, void *const bufs[HC_NBUFS],
                   uint32_t comm_id, uint32_t seq, HcclDataType dtype, HcclReduceOp op,
                   void *ws)
 {
-    memset(e, 0, sizeof(*e));
+    hc_zero(e, sizeof(*e)); /* not an inlined rep stos (src/util.h) */
     e->s = s;
     for (int i = 0; i < HC_NBUFS; i++)
         e->base[i] = bufs[i];
@@ -58,12 +77,15 @@ int hc_exec_start(hc_exec_t *e, const hc_sched_t *s, void *const bufs[HC_NBUFS],
         e->ws_owned = 1;
     }
     e->ws = ws;
-    char *p = ws;
+    ws_hdr_t *h = ws;
+    char *p = (char *)ws + al8(sizeof(ws_hdr_t));
     e->st = (uint8_t *)p;
     p += al8(n);
     e->x = (hc_xfer_t *)p;
     p += al8(n * sizeof(hc_xfer_t));
     e->npend = (uint32_t *)p;
+    p += al8((size_t)n * 4);
+    uint32_t *npend0 = (uint32_t *)p;
     p += al8((size_t)n * 4);
     e->rdep_off = (uint32_t *)p;
     p += al8(((size_t)n + 1) * 4);
@@ -71,10 +93,18 @@ int hc_exec_start(hc_exec_t *e, const hc_sched_t *s, void *const bufs[HC_NBUFS],
     p += al8((size_t)s->ndeps * 4);
     e->ready = (uint32_t *)p;
     p += al8((size_t)n * 4);
+    uint32_t *ready0 = (uint32_t *)p;
+    p += al8((size_t)n * 4);
     e->posted = (uint32_t *)p;
 
-    /* dependents index (CSR); `posted` serves as the fill cursor */
     memset(e->st, HC_ST_WAIT, n);
+    if (!e->ws_owned && s->gen && h->s == s && h->gen == s->gen) { /* index still valid */
+        memcpy(e->npend, npend0, (size_t)n * 4);
+        memcpy(e->ready, ready0, (size_t)h->nready0 * 4);
+        e->rtail = h->nready0;
+        return HCCL_SUCCESS;
+    }
+    /* dependents index (CSR); `posted` serves as the fill cursor */
     memset(e->rdep_off, 0, ((size_t)n + 1) * 4);
     for (uint32_t i = 0; i < n; i++) {
         const hc_step_t *t = &s->steps[i];
@@ -93,18 +123,99 @@ int hc_exec_start(hc_exec_t *e, const hc_sched_t *s, void *const bufs[HC_NBUFS],
         if (t->ndeps == 0)
             e->ready[e->rtail++] = i;
     }
+    memcpy(npend0, e->npend, (size_t)n * 4);
+    memcpy(ready0, e->ready, (size_t)e->rtail * 4);
+    h->s = s;
+    h->gen = s->gen;
+    h->nready0 = e->rtail;
     return HCCL_SUCCESS;
 }
 
 static inline char *ptr(const hc_exec_t *e, hc_loc_t l)
 {
-    return e->base[l.buf] + l.off;
+    return (l.buf == HC_BUF_PEER ? e->half[l.peer] : e->base[l.buf]) + l.off;
+}
+
+void hc_exec_bind_shm(hc_exec_t *e, const hc_shm_bind_t *b)
+{
+    e->half = b->half;
+    e->nranks = b->nranks;
+    e->epoch = b->epoch;
+    e->epoch0 = b->epoch0;
+    e->gate = b->gate;
+    e->prev_all = b->prev_all;
+    e->base[HC_BUF_SEG] = b->half[e->rank];
+}
+
+/* The value a WAIT step waits for (flags: epoch << 32 | value; coll.h). */
+static inline uint64_t wait_want(const hc_exec_t *e, const hc_step_t *t)
+{
+    if (t->ago && e->epoch < e->epoch0 + t->ago)
+        return 0; /* an operation before the communicator's first */
+    return (e->epoch - t->ago) << 32 | t->bytes;
+}
+
+static inline uint64_t flag_of(const hc_exec_t *e, uint32_t q, uint64_t off)
+{
+    return __atomic_load_n((const uint64_t *)(e->half[q] + off), __ATOMIC_ACQUIRE);
+}
+
+/* A WAIT on every rank keeps the rank it is at in x->peer (so a dead
+ * peer is named, and satisfied flags are not read again). */
+static inline int wait_done(const hc_exec_t *e, const hc_step_t *t, hc_xfer_t *x)
+{
+    /* every rank was past e-2 when our previous operation saw its flag */
+    if (t->ago == 2 && t->a.off == HC_SEG_DONE && e->prev_all && *e->prev_all)
+        return 1;
+    const uint64_t want = wait_want(e, t);
+    uint32_t q = t->peer;
+    if (q != HC_PEERS_ALL) {
+        /* the data behind the flag: in flight with it rather than after it */
+        for (uint32_t j = 0; j < t->tag; j++)
+            __builtin_prefetch(e->half[q] + t->dst.off + 64 * (uint64_t)j);
+        return flag_of(e, q, t->a.off) >= want;
+    }
+    for (q = x->peer; q < e->nranks; q++) {
+        if (q == e->rank)
+            continue;
+        for (uint32_t j = 0; j < t->tag; j++)
+            __builtin_prefetch(e->half[q] + t->dst.off + 64 * (uint64_t)j);
+        if (flag_of(e, q, t->a.off) < want) {
+            x->peer = q;
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* One pass over memory, in batches of at most 64 sources on the stack:
+ * dst = (dst op ...) continues the same left fold. */
+static void reduce_multi(hc_exec_t *e, const hc_step_t *t)
+{
+    enum { BATCH = 64 };
+    const void *src[BATCH];
+    const hc_loc_t *l = e->s->srcs + t->src_off;
+    char *dst = ptr(e, t->dst);
+    const size_t count = t->bytes / e->s->esize;
+    const uint32_t n = t->nsrc ? t->nsrc : e->nranks; /* 0: one source per rank */
+    uint32_t i = 0;
+    while (i < n) {
+        uint32_t k = 0;
+        if (i)
+            src[k++] = dst;
+        for (; k < BATCH && i < n; i++)
+            src[k++] = t->nsrc ? ptr(e, l[i]) : i == e->rank ? ptr(e, t->b)
+                                                               : e->half[i] + t->a.off;
+        hc_reduce_multi(dst, src, k, count, e->dtype, e->op);
+    }
 }
 
 /* Step i is done: release its dependents. */
 static void complete(hc_exec_t *e, uint32_t i)
 {
     e->st[i] = HC_ST_DONE;
+    if (e->trace)
+        hc_trace_step(e->trace, i, &e->s->steps[i], HC_TRACE_STEP_DONE);
     e->ndone++;
     for (uint32_t k = e->rdep_off[i]; k < e->rdep_off[i + 1]; k++) {
         uint32_t j = e->rdep[k];
@@ -120,6 +231,8 @@ static int issue(hc_exec_t *e, uint32_t i)
     hc_xfer_t *x = &e->x[i];
     int rc;
     e->nissued++;
+    if (e->trace)
+        hc_trace_step(e->trace, i, t, HC_TRACE_STEP_START);
     switch (t->kind) {
     case HC_STEP_SEND:
         x->status = HCCL_E_AGAIN;
@@ -148,8 +261,42 @@ static int issue(hc_exec_t *e, uint32_t i)
         char *d = ptr(e, t->dst), *src = ptr(e, t->a);
         if (d != src && t->bytes)
             memmove(d, src, t->bytes);
+        e->nt_stores |= t->bytes >= HC_NT_COPY_MIN;
         break;
     }
+    case HC_STEP_REDUCE_MULTI:
+        if (t->bytes)
+            reduce_multi(e, t);
+        break;
+    case HC_STEP_PUBLISH: {
+        /* release: everything this step depends on is visible first */
+        uint64_t *f = (uint64_t *)ptr(e, t->dst), v = e->epoch << 32 | t->bytes;
+        if (*f > v) { /* flags only grow: publishes of one flag out of order */
+            HC_ERROR(HC_SUB_COLL, "%s step %u/%u: PUBLISH %#llx after %#llx (schedule bug)",
+                     e->s->algo ? e->s->algo : "?", i, e->s->nsteps, (unsigned long long)v,
+                     (unsigned long long)*f);
+            return HCCL_E_INTERNAL;
+        }
+#if defined(__x86_64__) || defined(__i386__)
+        /* a large memmove may have used non-temporal stores, which a
+         * release store does not order; a fence on every publish would
+         * put each store's cache miss on the critical path instead */
+        if (e->nt_stores)
+            __builtin_ia32_sfence();
+        e->nt_stores = 0;
+#endif
+        __atomic_store_n(f, v, __ATOMIC_RELEASE);
+        break;
+    }
+    case HC_STEP_WAIT:
+        x->req = NULL;
+        x->peer = t->peer == HC_PEERS_ALL ? 0 : t->peer;
+        if (!wait_done(e, t, x)) {
+            x->status = HCCL_E_AGAIN;
+            e->st[i] = HC_ST_POSTED; /* polled with the transfers */
+            return HCCL_SUCCESS;
+        }
+        break;
     default:
         break;
     }
@@ -162,10 +309,22 @@ int hc_exec_progress(hc_exec_t *e)
     if (e->status != HCCL_E_AGAIN)
         return e->status;
     const hc_sched_t *s = e->s;
-    /* collect finished transfers */
+    if (s->seg_bytes && e->half == NULL) {
+        HC_ERROR(HC_SUB_COLL, "%s: the schedule uses shared staging but none is bound",
+                 s->algo ? s->algo : "?");
+        e->status = HCCL_E_INTERNAL;
+        return e->status;
+    }
+    /* a previous operation of the communicator still uses the staging */
+    if (e->gate && e->nissued == 0 && __atomic_load_n(e->gate, __ATOMIC_ACQUIRE) + 1 < e->epoch)
+        return e->status;
+    /* collect finished transfers and flags */
     for (uint32_t k = 0; k < e->nposted;) {
         const uint32_t i = e->posted[k];
-        const int xs = e->x[i].status;
+        int xs = e->x[i].status;
+        if (xs == HCCL_E_AGAIN && s->steps[i].kind == HC_STEP_WAIT &&
+            wait_done(e, &s->steps[i], &e->x[i]))
+            xs = e->x[i].status = HCCL_SUCCESS;
         if (xs == HCCL_E_AGAIN) {
             k++;
             continue;
@@ -201,8 +360,12 @@ int hc_exec_progress(hc_exec_t *e)
     }
     while (e->lo < s->nsteps && e->st[e->lo] == HC_ST_DONE)
         e->lo++;
-    if (e->ndone == s->nsteps)
+    if (e->ndone == s->nsteps) {
         e->status = HCCL_SUCCESS;
+        /* completion flag: this rank no longer reads any peer's half */
+        if (e->half)
+            __atomic_store_n((uint64_t *)e->base[HC_BUF_SEG], e->epoch << 32, __ATOMIC_RELEASE);
+    }
     return e->status;
 }
 
@@ -212,7 +375,9 @@ void hc_exec_cancel(hc_exec_t *e, int rc)
         return;
     for (uint32_t k = 0; k < e->nposted; k++) {
         hc_xfer_t *x = &e->x[e->posted[k]];
-        if (x->status == HCCL_E_AGAIN)
+        if (e->s->steps[e->posted[k]].kind == HC_STEP_WAIT)
+            x->status = rc; /* nothing to cancel: a flag it polled */
+        else if (x->status == HCCL_E_AGAIN)
             e->tp->cancel(e->tctx, x);
     }
     e->nposted = 0;
@@ -234,9 +399,21 @@ int hc_exec_describe_wait(const hc_exec_t *e, char *buf, size_t len, uint32_t *p
     for (uint32_t i = e->lo; i < s->nsteps; i++) {
         if (e->st[i] == HC_ST_POSTED) {
             const hc_step_t *t = &s->steps[i];
-            snprintf(buf, len, "step %u/%u %s %s rank %u (tag %u, %llu B)", i, s->nsteps,
-                     kind_name[t->kind], t->kind == HC_STEP_SEND ? "to" : "from", t->peer,
-                     t->tag, (unsigned long long)t->bytes);
+            if (t->kind == HC_STEP_WAIT) {
+                const uint32_t q = e->x[i].peer; /* for HC_PEERS_ALL: where it is */
+                snprintf(buf, len, "step %u/%u WAIT for rank %u's flag at +%llu to reach "
+                         "%#llx (it is %#llx)%s", i, s->nsteps, q,
+                         (unsigned long long)t->a.off, (unsigned long long)wait_want(e, t),
+                         (unsigned long long)flag_of(e, q, t->a.off),
+                         t->peer == HC_PEERS_ALL ? ", waiting on every rank" : "");
+                if (peer)
+                    *peer = q;
+                return (int)i;
+            }
+            else
+                snprintf(buf, len, "step %u/%u %s %s rank %u (tag %u, %llu B)", i, s->nsteps,
+                         kind_name[t->kind], t->kind == HC_STEP_SEND ? "to" : "from", t->peer,
+                         t->tag, (unsigned long long)t->bytes);
             if (peer)
                 *peer = t->peer;
             return (int)i;

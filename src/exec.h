@@ -35,9 +35,25 @@ static inline uint64_t hc_tag_make(uint32_t src, uint32_t comm_id, uint32_t seq,
 
 enum { HC_ST_WAIT = 0, HC_ST_POSTED = 1, HC_ST_DONE = 2 };
 
+/* Where a schedule's shared staging is for one operation (coll.h top;
+ * src/shm.h builds it for communicators, src/transport_loop.h for tests). */
+typedef struct hc_shm_bind {
+    char *const *half;             /* [nranks]: rank q's staging half for this epoch */
+    uint32_t nranks;
+    uint64_t epoch;                /* >= 1; consecutive per communicator */
+    uint64_t epoch0;               /* the communicator's first: WAITs with ago reaching
+                                    * before it hold at once (nothing ran there yet) */
+    const volatile uint64_t *gate; /* NULL, or: start only once *gate >= epoch - 1
+                                    * (the previous operation finished here) */
+    /* NULL, or set once the previous operation ended here: whether its
+     * schedule waited for every rank (then the ago = 2 waits on the
+     * completion flags hold at once; coll.h top) */
+    const volatile uint8_t *prev_all;
+} hc_shm_bind_t;
+
 typedef struct hc_exec {
     const hc_sched_t *s;
-    char *base[HC_NBUFS];
+    char *base[HC_NBUFS_ALL]; /* HC_BUF_SEG: own staging half (hc_exec_bind_shm) */
     const hc_transport_ops_t *tp;
     void *tctx;
     uint32_t rank, comm_id, seq;
@@ -60,6 +76,16 @@ typedef struct hc_exec {
     int status;        /* HCCL_E_AGAIN while running */
     /* counters for diagnostics and the inter-host byte counter */
     uint64_t bytes_sent;
+    /* timeline (src/trace.h): NULL unless HCCL_TRACE_FILE is set; set by the
+     * caller after hc_exec_start */
+    const struct hc_trace_op *trace;
+    /* shared staging (hc_exec_bind_shm); half == NULL: none */
+    char *const *half;
+    uint32_t nranks;
+    uint64_t epoch, epoch0;
+    const volatile uint64_t *gate;
+    const volatile uint8_t *prev_all;
+    int nt_stores;     /* a large copy ran since the last PUBLISH (exec.c) */
 } hc_exec_t;
 
 /* Workspace bytes hc_exec_start needs for s (to cache with the schedule). */
@@ -71,6 +97,9 @@ int hc_exec_start(hc_exec_t *e, const hc_sched_t *s, void *const bufs[HC_NBUFS],
                   const hc_transport_ops_t *tp, void *tctx, uint32_t rank,
                   uint32_t comm_id, uint32_t seq, HcclDataType dtype, HcclReduceOp op,
                   void *ws);
+/* Give a started executor its shared staging (before the first progress);
+ * a schedule with seg_bytes > 0 fails without one. */
+void hc_exec_bind_shm(hc_exec_t *e, const hc_shm_bind_t *b);
 /* Advance without blocking: HCCL_E_AGAIN (running), HCCL_SUCCESS (done) or
  * the error that stopped it. Does not call tp->progress itself. */
 int hc_exec_progress(hc_exec_t *e);

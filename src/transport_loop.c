@@ -37,6 +37,11 @@ struct hc_loop {
     size_t nsends, nrecvs;
     uint64_t *traffic;
     int error;
+    /* simulated shared staging */
+    char *seg;
+    char **halves; /* [parity * n + rank] */
+    uint64_t half, epoch0;
+    uint8_t *prev_all; /* per rank */
 };
 
 hc_loop_t *hc_loop_create(uint32_t n)
@@ -83,7 +88,61 @@ void hc_loop_destroy(hc_loop_t *lp)
     free(lp->sends);
     free(lp->recvs);
     free(lp->traffic);
+    free(lp->seg);
+    free(lp->halves);
+    free(lp->prev_all);
     free(lp);
+}
+
+int hc_loop_shm_alloc(hc_loop_t *lp, uint64_t half)
+{
+    half = (half + 63) & ~(uint64_t)63;
+    free(lp->seg);
+    free(lp->halves);
+    free(lp->prev_all);
+    lp->half = 0;
+    lp->prev_all = calloc(lp->n, 1);
+    lp->halves = calloc(2 * (size_t)lp->n, sizeof(char *));
+    lp->seg = aligned_alloc(64, 2 * half * lp->n + 64);
+    if (lp->seg == NULL || lp->halves == NULL || lp->prev_all == NULL) {
+        free(lp->seg);
+        free(lp->halves);
+        free(lp->prev_all);
+        lp->seg = NULL;
+        lp->halves = NULL;
+        lp->prev_all = NULL;
+        return HCCL_E_MEMORY;
+    }
+    memset(lp->seg, 0, 2 * half * lp->n);
+    for (uint32_t r = 0; r < lp->n; r++)
+        for (uint32_t p = 0; p < 2; p++)
+            lp->halves[p * lp->n + r] = lp->seg + (2 * (size_t)r + p) * half;
+    lp->half = half;
+    lp->epoch0 = 1;
+    return HCCL_SUCCESS;
+}
+
+void hc_loop_shm_epoch0(hc_loop_t *lp, uint64_t epoch0)
+{
+    lp->epoch0 = epoch0;
+}
+
+void hc_loop_shm_bind(hc_loop_t *lp, uint32_t rank, uint64_t epoch, hc_exec_t *e)
+{
+    hc_shm_bind_t b = {.half = lp->halves + (epoch & 1) * lp->n, .nranks = lp->n,
+                       .epoch = epoch, .epoch0 = lp->epoch0, .gate = NULL,
+                       .prev_all = &lp->prev_all[rank]};
+    hc_exec_bind_shm(e, &b);
+}
+
+void hc_loop_shm_done(hc_loop_t *lp, uint32_t rank, const hc_exec_t *e)
+{
+    lp->prev_all[rank] = e->status == HCCL_SUCCESS && e->s->waits_all;
+}
+
+char *hc_loop_shm_half(hc_loop_t *lp, uint32_t rank, uint32_t parity)
+{
+    return lp->halves[(parity & 1) * lp->n + rank];
 }
 
 void *hc_loop_tctx(hc_loop_t *lp, uint32_t rank)

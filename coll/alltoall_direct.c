@@ -1,0 +1,96 @@
+/*
+ * coll/alltoall_direct.c - AlltoAll DIRECT: every rank stages, chunk by
+ * chunk, the blocks it sends to the others (coll.h top); rank q copies its
+ * block straight out of every peer's staging into RECV. One copy in and
+ * one copy out per byte that changes rank; no message.
+ *
+ * A slot holds chunk k of the n blocks, packed (block q at q * chunk; ours
+ * unused). Flags: IN counts the chunks staged, RD the chunks copied out of
+ * every peer (owners wait for RD before rewriting a slot). Every rank waits
+ * for every peer's IN in every operation (coll.h: halves alternate
+ * safely). In place, a block of RECV is overwritten only after our chunk
+ * of it was staged (the copies out follow our IN).
+ */
+#include <stdlib.h>
+
+#include "shm_util.h"
+
+#define A2A_CHUNK (64u << 10) /* per block: a slot holds n of them */
+#define SLOTS 2u
+
+enum { F_IN = 0, F_RD = 1 };
+
+static uint64_t a2a_room(const hc_coll_args_t *a)
+{
+    return a->shm_bytes < HC_SHM_MIN_HALF ? 0 : (a->shm_bytes - HC_SHM_DATA) / SLOTS &
+                                                    ~(uint64_t)(HC_SHM_LINE - 1);
+}
+
+const char *hc_alltoall_direct_usable(const hc_coll_args_t *a)
+{
+    const char *why = hc_shm_usable(a);
+    if (why == NULL && a->nranks > 1 && a2a_room(a) < a->nranks * a->esize)
+        why = "the shared staging is too small for one element of every rank";
+    return why;
+}
+
+int hc_alltoall_direct_build(const hc_coll_args_t *a, hc_sched_t *s)
+{
+    const uint32_t n = a->nranks, me = a->rank;
+    const uint64_t es = a->esize, count = a->count, blk = count * es;
+
+    s->algo = "alltoall:DIRECT";
+    s->esize = es;
+    if (count == 0)
+        return HCCL_SUCCESS;
+    if (!a->in_place)
+        hc_sched_copy(s, HC_RECV(me * blk), HC_SEND(me * blk), blk, HC_NODEPS);
+    if (n == 1)
+        return s->err;
+    const uint64_t room = a2a_room(a);
+    if (room < n * es)
+        return HCCL_E_PARA;
+    uint64_t ce = hc_shm_chunk_elems(a, room / n, A2A_CHUNK);
+    if (ce > count)
+        ce = count;
+    const uint64_t nch = (count + ce - 1) / ce, slot = hc_shm_align(n * ce * es);
+    /* all blocks fit in the tiny line: data and flag arrive in one miss */
+    const int tiny = nch == 1 && n * count * es <= HC_SHM_TINY_MAX;
+    const uint64_t fin = tiny ? HC_SHM_TINY_FLAG : HC_SHM_FLAG(F_IN);
+    int32_t *l = malloc(((size_t)n + 3) * sizeof(int32_t)); /* a dependency list */
+    if (l == NULL)
+        return HCCL_E_MEMORY;
+    hc_sched_need_seg(s, HC_SHM_DATA + (nch < SLOTS ? nch : SLOTS) * slot);
+    int32_t pin = -1, prd = -1, w[2], pubs[SLOTS] = {-1, -1};
+    const int32_t g = hc_shm_guard(s);
+    for (uint64_t k = 0; k < nch; k++) {
+        const uint64_t so = tiny ? HC_SHM_TINY : HC_SHM_DATA + (k % SLOTS) * slot;
+        const uint64_t off = k * ce * es;
+        const uint64_t len = (k + 1 < nch ? ce : count - k * ce) * es;
+        const uint32_t v = (uint32_t)k + 1;
+        w[0] = g; /* the first write of each slot: after the guard */
+        if (k >= SLOTS) /* every peer has copied out what the slot held */
+            hc_shm_wait_others(s, HC_SHM_FLAG(F_RD), v - SLOTS, 0, HC_NODEPS, w);
+        uint32_t nl = 0;
+        for (uint32_t q = 0; q < n; q++)
+            if (q != me)
+                l[nl++] = hc_sched_copy(s, HC_SEG(so + q * ce * es), HC_SEND(q * blk + off), len,
+                                        HC_DEPS(w[0], pubs[k % SLOTS]));
+        l[nl++] = pin;
+        l[nl] = INT32_MIN;
+        /* (a slot is rewritten after its previous publish: locally ordered) */
+        pin = pubs[k % SLOTS] = hc_sched_publish(s, fin, v, l);
+        hc_shm_wait_others(s, fin, v, 0, HC_DEPS(pin), w);
+        nl = 0;
+        for (uint32_t q = 0; q < n; q++)
+            if (q != me)
+                l[nl++] = hc_sched_copy(s, HC_RECV(q * blk + off), HC_PEER(q, so + me * ce * es),
+                                        len, HC_DEPS(w[0]));
+        l[nl++] = prd;
+        l[nl] = INT32_MIN;
+        if (k + SLOTS < nch)
+            prd = hc_sched_publish(s, HC_SHM_FLAG(F_RD), v, l);
+    }
+    free(l);
+    return s->err;
+}

@@ -1,0 +1,72 @@
+/*
+ * coll/bcast_direct.c - Broadcast DIRECT: the root copies the vector, chunk
+ * by chunk, into its shared staging (coll.h top); every other rank copies
+ * each chunk out as soon as the root's flag shows it. One copy on each
+ * side, pipelined through SLOTS slots; no message, no system call.
+ *
+ * Flags: the root's IN counts chunks written; each reader's RD counts the
+ * chunks it has copied out, which the root waits for before it rewrites a
+ * slot. Nobody waits for the readers at the end of the operation, so the
+ * root may run ahead; before it writes this half again it waits until
+ * every rank finished the operation two epochs back, the last one that
+ * read this half (a WAIT with ago = 2 on the completion flags; immediate
+ * in steady state). A message of at most HC_SHM_TINY_MAX bytes travels
+ * with its flag in one cache line.
+ */
+#include "shm_util.h"
+
+#define BCAST_CHUNK (256u << 10)
+#define SLOTS 2u
+
+enum { F_IN = 0, F_RD = 1 };
+
+int hc_bcast_direct_build(const hc_coll_args_t *a, hc_sched_t *s)
+{
+    const uint32_t n = a->nranks, root = a->root;
+    const uint64_t es = a->esize, count = a->count;
+
+    s->algo = "broadcast:DIRECT";
+    s->esize = es;
+    if (count == 0 || n == 1)
+        return HCCL_SUCCESS;
+    if (a->shm_bytes < HC_SHM_MIN_HALF)
+        return HCCL_E_PARA;
+    const uint64_t room = (a->shm_bytes - HC_SHM_DATA) / SLOTS & ~(uint64_t)(HC_SHM_LINE - 1);
+    uint64_t ce = hc_shm_chunk_elems(a, room, BCAST_CHUNK);
+    if (ce > count)
+        ce = count;
+    const uint64_t nch = (count + ce - 1) / ce, slot = hc_shm_align(ce * es);
+    const int tiny = nch == 1 && count * es <= HC_SHM_TINY_MAX;
+    const uint64_t fin = tiny ? HC_SHM_TINY_FLAG : HC_SHM_FLAG(F_IN);
+    /* every rank declares staging (all ranks take an epoch) */
+    hc_sched_need_seg(s, HC_SHM_DATA + (tiny ? 0 : (nch < SLOTS ? nch : SLOTS) * slot));
+    int32_t w[2], last = -1;
+    if (a->rank == root) {
+        const int32_t free_half = hc_shm_guard(s);
+        int32_t pubs[SLOTS] = {-1, -1}; /* each slot's last publish */
+        for (uint64_t k = 0; k < nch; k++) {
+            const uint64_t so = tiny ? HC_SHM_TINY : HC_SHM_DATA + (k % SLOTS) * slot;
+            const uint64_t off = k * ce * es, len = (k + 1 < nch ? ce : count - k * ce) * es;
+            const uint32_t v = (uint32_t)k + 1;
+            w[0] = -1;
+            if (k >= SLOTS) /* every reader has copied out what the slot held */
+                hc_shm_wait_others(s, HC_SHM_FLAG(F_RD), v - SLOTS, 0, HC_NODEPS, w);
+            /* (the slot's previous chunk is out by then; the dependency on
+             * its publish only says so locally) */
+            int32_t cp = hc_sched_copy(s, HC_SEG(so), HC_RECV(off), len,
+                                       HC_DEPS(free_half, w[0], pubs[k % SLOTS]));
+            last = pubs[k % SLOTS] = hc_sched_publish(s, fin, v, HC_DEPS(cp, last));
+        }
+        return s->err;
+    }
+    for (uint64_t k = 0; k < nch; k++) {
+        const uint64_t so = tiny ? HC_SHM_TINY : HC_SHM_DATA + (k % SLOTS) * slot;
+        const uint64_t off = k * ce * es, len = (k + 1 < nch ? ce : count - k * ce) * es;
+        const uint32_t v = (uint32_t)k + 1;
+        int32_t wt = hc_sched_wait(s, root, fin, v, 0, HC_NODEPS);
+        int32_t cp = hc_sched_copy(s, HC_RECV(off), HC_PEER(root, so), len, HC_DEPS(wt));
+        if (k + SLOTS < nch)
+            last = hc_sched_publish(s, HC_SHM_FLAG(F_RD), v, HC_DEPS(cp, last));
+    }
+    return s->err;
+}

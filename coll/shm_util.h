@@ -1,0 +1,77 @@
+/*
+ * coll/shm_util.h - small helpers shared by the builders that use shared
+ * staging (coll.h top; allreduce_direct.c, *_shm.c).
+ *
+ * One layout for all of them, because a communicator runs many schedules
+ * (sizes, algorithms) over the same two halves and a flag word must never
+ * hold data of another schedule (a stale data word could satisfy a WAIT,
+ * or make a flag shrink):
+ *   HC_SHM_FLAG(i), i < HC_SHM_NFLAGS: flag words, each on a cache line of
+ *     its own (only the line's first word is used);
+ *   HC_SHM_TINY: one line of HC_SHM_TINY_MAX data bytes whose last word is
+ *     a flag, so that a peer's single cache miss brings a tiny message and
+ *     its flag together;
+ *   HC_SHM_DATA onwards: data slots, 64-byte aligned.
+ * Flag values count chunks (chunk k done: value k + 1), so one flag serves
+ * a whole pipeline and only grows within an operation; publishes of one
+ * flag are chained by dependencies.
+ */
+#ifndef HC_COLL_SHM_UTIL_H_
+#define HC_COLL_SHM_UTIL_H_
+
+#include "algos.h"
+
+#define HC_SHM_LINE 64u
+#define HC_SHM_NFLAGS 8u
+#define HC_SHM_FLAG(i) (HC_SEG_BASE + (uint64_t)(i) * HC_SHM_LINE)
+#define HC_SHM_TINY HC_SHM_FLAG(HC_SHM_NFLAGS)
+#define HC_SHM_TINY_MAX (HC_SHM_LINE - 8u)
+#define HC_SHM_TINY_FLAG (HC_SHM_TINY + HC_SHM_TINY_MAX)
+#define HC_SHM_DATA (HC_SHM_TINY + HC_SHM_LINE)
+/* The least staging half the builders need (a few slots of a line). */
+#define HC_SHM_MIN_HALF (HC_SHM_DATA + 8u * HC_SHM_LINE)
+
+static inline uint64_t hc_shm_align(uint64_t v)
+{
+    return (v + HC_SHM_LINE - 1) & ~(uint64_t)(HC_SHM_LINE - 1);
+}
+
+/* Usable check of every shared-memory algorithm. */
+static inline const char *hc_shm_usable(const hc_coll_args_t *a)
+{
+    return a->nranks > 1 && a->shm_bytes < HC_SHM_MIN_HALF
+               ? "the ranks share no staging memory (not one host, or UCX cannot map it)"
+               : NULL;
+}
+
+/* Elements per pipeline chunk: args->chunk_bytes if set, else def_bytes;
+ * at most cap_bytes (the room of one slot); at least one element. */
+static inline uint64_t hc_shm_chunk_elems(const hc_coll_args_t *a, uint64_t cap_bytes,
+                                          uint64_t def_bytes)
+{
+    uint64_t want = a->chunk_bytes ? a->chunk_bytes : def_bytes;
+    if (want > cap_bytes)
+        want = cap_bytes;
+    uint64_t e = want / a->esize;
+    return e ? e : 1;
+}
+
+/* What every first write of a schedule into its staging half depends on:
+ * every rank has finished the operation two epochs back, the last one that
+ * used this half (coll.h top; free when our previous operation waited for
+ * every rank). */
+static inline int32_t hc_shm_guard(hc_sched_t *s)
+{
+    return hc_sched_wait(s, HC_PEERS_ALL, HC_SEG_DONE, 0, 2, HC_NODEPS);
+}
+
+/* WAIT for flag `off` >= value of every other rank (one step); ids gets
+ * it and INT32_MIN after it, so it is a dependency list. */
+static inline void hc_shm_wait_others(hc_sched_t *s, uint64_t off, uint32_t value, uint8_t ago,
+                                      const int32_t *deps, int32_t *ids)
+{
+    ids[0] = hc_sched_wait(s, HC_PEERS_ALL, off, value, ago, deps);
+    ids[1] = INT32_MIN;
+}
+
+#endif /* HC_COLL_SHM_UTIL_H_ */

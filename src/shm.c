@@ -1,0 +1,444 @@
+/* src/shm.c - shared staging segments and per-communicator regions (see shm.h). */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+#include "shm.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <hccl/hccl.h>
+
+#include "elastic.h"
+#include "log.h"
+
+enum { SLOT_FRESH = 0, SLOT_FREE, SLOT_USED, SLOT_HELD };
+
+/* A released region some peer may still read: free once every flag in
+ * done[] has reached `want`. */
+typedef struct held {
+    struct held *next;
+    uint32_t slot, n;
+    uint64_t want;
+    const volatile uint64_t **done;
+} held_t;
+
+typedef struct hc_shm_ctx {
+    ucp_mem_h memh;
+    char *base;
+    uint64_t size;
+    uint64_t half;      /* this process's H */
+    uint32_t nslots;
+    uint8_t *slot;      /* SLOT_* */
+    held_t *held;
+    uint64_t epoch_hw;  /* highest epoch any communicator used here */
+} hc_shm_ctx_t;
+
+void hc_shm_ctx_init(hc_context_t *ctx)
+{
+    hc_card_t *me = &ctx->self;
+    me->shm_size = 0;
+    uint64_t size = ctx->env->buffsize;
+    const uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+    uint64_t half = size / 2 < HC_SHM_HALF_MAX ? size / 2 : HC_SHM_HALF_MAX;
+    half -= half % page;
+    if (half < page) {
+        HC_INFO(HC_SUB_TRANSPORT, "no shared staging: HCCL_BUFFSIZE %llu B is below two pages",
+                (unsigned long long)size);
+        return;
+    }
+    hc_shm_ctx_t *s = calloc(1, sizeof(*s));
+    if (s == NULL)
+        return;
+    ucp_mem_map_params_t mp;
+    memset(&mp, 0, sizeof(mp));
+    mp.field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS | UCP_MEM_MAP_PARAM_FIELD_LENGTH |
+                    UCP_MEM_MAP_PARAM_FIELD_FLAGS;
+    mp.address = NULL;
+    mp.length = size;
+    mp.flags = UCP_MEM_MAP_ALLOCATE;
+    ucs_status_t st = ucp_mem_map(ctx->ucp, &mp, &s->memh);
+    if (st != UCS_OK) {
+        HC_INFO(HC_SUB_TRANSPORT, "no shared staging: ucp_mem_map(%llu B) failed: %s",
+                (unsigned long long)size, ucs_status_string(st));
+        free(s);
+        return;
+    }
+    ucp_mem_attr_t attr;
+    attr.field_mask = UCP_MEM_ATTR_FIELD_ADDRESS | UCP_MEM_ATTR_FIELD_LENGTH;
+    void *rkey = NULL;
+    size_t rkey_len = 0;
+    st = ucp_mem_query(s->memh, &attr);
+    if (st == UCS_OK)
+        st = ucp_rkey_pack(ctx->ucp, s->memh, &rkey, &rkey_len);
+    if (st != UCS_OK || rkey_len > HC_RKEY_MAX) {
+        HC_INFO(HC_SUB_TRANSPORT, "no shared staging: %s", st != UCS_OK ?
+                ucs_status_string(st) : "its remote key is larger than the bootstrap record's");
+        if (rkey)
+            ucp_rkey_buffer_release(rkey);
+        ucp_mem_unmap(ctx->ucp, s->memh);
+        free(s);
+        return;
+    }
+    s->base = attr.address;
+    s->size = attr.length < size ? attr.length : size;
+    s->half = half;
+    s->nslots = (uint32_t)(s->size / (2 * half));
+    s->slot = calloc(s->nslots ? s->nslots : 1, 1);
+    if (s->slot == NULL || s->nslots == 0) {
+        ucp_rkey_buffer_release(rkey);
+        ucp_mem_unmap(ctx->ucp, s->memh);
+        free(s->slot);
+        free(s);
+        return;
+    }
+    memcpy(me->shm_rkey, rkey, rkey_len);
+    me->shm_rkey_len = (uint32_t)rkey_len;
+    me->shm_base = (uint64_t)(uintptr_t)s->base;
+    me->shm_size = s->size;
+    ucp_rkey_buffer_release(rkey);
+    ctx->shm = s;
+    HC_INFO(HC_SUB_TRANSPORT, "shared staging: %llu B at %p, %u regions of 2 x %llu B, "
+            "remote key %zu B", (unsigned long long)s->size, (void *)s->base, s->nslots,
+            (unsigned long long)half, rkey_len);
+}
+
+void hc_shm_ctx_fini(hc_context_t *ctx)
+{
+    for (uint32_t i = 0; i < ctx->npeers; i++) {
+        hc_peer_t *p = ctx->peers[i];
+        if (p->shm_rkey)
+            ucp_rkey_destroy(p->shm_rkey);
+        p->shm_rkey = NULL;
+        p->shm_ptr = NULL;
+        p->shm_state = 0;
+    }
+    hc_shm_ctx_t *s = ctx->shm;
+    if (s == NULL)
+        return;
+    while (s->held) {
+        held_t *h = s->held;
+        s->held = h->next;
+        free(h->done);
+        free(h);
+    }
+    ucp_mem_unmap(ctx->ucp, s->memh);
+    free(s->slot);
+    free(s);
+    ctx->shm = NULL;
+}
+
+/* ---- regions ---------------------------------------------------------- */
+
+static int held_over(const held_t *h)
+{
+    for (uint32_t i = 0; i < h->n; i++)
+        if (__atomic_load_n(h->done[i], __ATOMIC_ACQUIRE) < h->want)
+            return 0;
+    return 1;
+}
+
+/* A free slot (ctx->lock held), or UINT32_MAX. *fresh: never touched. */
+static uint32_t slot_get(hc_shm_ctx_t *s, int *fresh)
+{
+    for (held_t **pp = &s->held; *pp;) {
+        held_t *h = *pp;
+        if (!held_over(h)) {
+            pp = &h->next;
+            continue;
+        }
+        s->slot[h->slot] = SLOT_FREE;
+        *pp = h->next;
+        free(h->done);
+        free(h);
+    }
+    uint32_t pick = UINT32_MAX;
+    for (uint32_t i = 0; i < s->nslots; i++) {
+        if (s->slot[i] == SLOT_FREE) {
+            pick = i;
+            break;
+        }
+        if (s->slot[i] == SLOT_FRESH && pick == UINT32_MAX)
+            pick = i;
+    }
+    if (pick != UINT32_MAX) {
+        *fresh = s->slot[pick] == SLOT_FRESH;
+        s->slot[pick] = SLOT_USED;
+    }
+    return pick;
+}
+
+/* Map peer idx's segment here (ctx->lock held); NULL if unreachable. */
+static char *peer_attach(hc_context_t *ctx, uint32_t idx)
+{
+    hc_peer_t *p = ctx->peers[idx];
+    if (p->shm_state)
+        return p->shm_state > 0 ? p->shm_ptr : NULL;
+    p->shm_state = -1;
+    if (p->card.uid == ctx->self.uid) {
+        p->shm_ptr = ctx->shm->base;
+        p->shm_state = 1;
+        return p->shm_ptr;
+    }
+    int rc;
+    ucp_ep_h ep = hc_ctx_ep(ctx, idx, &rc);
+    if (ep == NULL)
+        return NULL;
+    ucs_status_t st = ucp_ep_rkey_unpack(ep, p->card.shm_rkey, &p->shm_rkey);
+    if (st != UCS_OK) {
+        HC_INFO(HC_SUB_TRANSPORT, "staging of %s:%d: cannot unpack its key: %s", p->card.host,
+                p->card.pid, ucs_status_string(st));
+        p->shm_rkey = NULL;
+        return NULL;
+    }
+    void *ptr = NULL;
+    st = ucp_rkey_ptr(p->shm_rkey, p->card.shm_base, &ptr);
+    if (st != UCS_OK) {
+        HC_INFO(HC_SUB_TRANSPORT, "staging of %s:%d is not reachable here (%s): tagged "
+                "messages only", p->card.host, p->card.pid, ucs_status_string(st));
+        ucp_rkey_destroy(p->shm_rkey);
+        p->shm_rkey = NULL;
+        return NULL;
+    }
+    p->shm_ptr = ptr;
+    p->shm_state = 1;
+    return ptr;
+}
+
+/* What each rank tells the others at setup. */
+typedef struct {
+    int32_t status;  /* 0: ready; else why not (below) */
+    uint32_t pad;
+    uint64_t half;   /* its H */
+    uint64_t off;    /* its region in its segment */
+    uint64_t epoch;  /* proposal: above every epoch it used */
+} rec_t;
+
+enum { ST_OK = 0, ST_NOSEG, ST_UNREACHABLE, ST_FULL, ST_MEMORY };
+static const char *st_text[] = {"ready", "no segment", "a peer's segment is unreachable",
+                                "no free region (HCCL_BUFFSIZE)", "out of memory"};
+
+/* Every rank sends its record to every other rank (control sequence, so it
+ * cannot match collectives; the source rank is in the tag). */
+static int exchange(hc_comm_t *c, rec_t *recs)
+{
+    const uint32_t n = c->nranks, me = c->rank;
+    const uint32_t tag = (HC_CTRL_SHM << 17 | (c->epoch & 0xfffu) << 5) & HC_TAG_MAX;
+    hc_sched_t s;
+    hc_sched_init(&s, 1);
+    s.algo = "shm-setup";
+    for (uint32_t q = 0; q < n; q++) {
+        if (q == me)
+            continue;
+        hc_sched_send(&s, q, tag, HC_SEND(0), sizeof(rec_t), HC_NODEPS);
+        hc_sched_recv(&s, q, tag, HC_RECV(q * sizeof(rec_t)), sizeof(rec_t), HC_NODEPS);
+    }
+    int rc = s.err;
+    if (rc == HCCL_SUCCESS) {
+        void *bufs[HC_NBUFS] = {&recs[me], recs, NULL};
+        hc_exec_t e;
+        rc = hc_exec_start(&e, &s, bufs, &hc_ucx_ops, c, me, c->id, HC_TAG_CTRL_SEQ,
+                           HCCL_DATA_TYPE_UINT8, HCCL_REDUCE_SUM, NULL);
+        if (rc == HCCL_SUCCESS) {
+            hc_exec_t *ex = &e;
+            rc = hc_comm_wait(c, &ex, 1, "shared staging setup");
+            hc_exec_fini(&e);
+        }
+    }
+    hc_sched_free(&s);
+    return rc;
+}
+
+/* Touch every page of a peer's region so that its page-table entries
+ * exist here before the first timed operation. */
+static void pretouch(const char *p, uint64_t len)
+{
+    const uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+    for (uint64_t o = 0; o < len; o += page)
+        (void)*(const volatile char *)(p + o);
+}
+
+void hc_shm_comm_setup(hc_comm_t *c)
+{
+    hc_context_t *ctx = c->ctx;
+    hc_shm_ctx_t *s = ctx->shm;
+    const uint32_t n = c->nranks, me = c->rank;
+    c->shm_state = -1;
+    /* What every rank sees alike (the cards): no exchange needed to say no. */
+    if (n < 2 || c->view.nnodes > 1)
+        return;
+    pthread_mutex_lock(&ctx->lock);
+    int some_without = 0;
+    for (uint32_t q = 0; q < n; q++) {
+        const hc_card_t *cd = &hc_comm_peer(c, q)->card;
+        some_without |= cd->shm_size == 0 || strcmp(cd->host, ctx->self.host) != 0;
+    }
+    pthread_mutex_unlock(&ctx->lock);
+    if (some_without)
+        return;
+
+    rec_t *recs = calloc(n, sizeof(rec_t));
+    char **segs = calloc(n, sizeof(char *));
+    hc_shm_comm_t *sh = calloc(1, sizeof(*sh));
+    char **halves = calloc(2 * (size_t)n, sizeof(char *));
+    rec_t local = {.status = ST_MEMORY};
+    rec_t *mine = recs ? &recs[me] : &local;
+    mine->status = ST_MEMORY;
+    uint32_t slot = UINT32_MAX;
+    int fresh = 0;
+    if (s == NULL)
+        mine->status = ST_NOSEG;
+    else if (segs && sh && halves) {
+        mine->status = ST_OK;
+        pthread_mutex_lock(&ctx->lock);
+        for (uint32_t q = 0; q < n && mine->status == ST_OK; q++) {
+            segs[q] = peer_attach(ctx, c->peer[q]);
+            if (segs[q] == NULL)
+                mine->status = ST_UNREACHABLE;
+        }
+        if (mine->status == ST_OK) {
+            slot = slot_get(s, &fresh);
+            if (slot == UINT32_MAX)
+                mine->status = ST_FULL;
+        }
+        mine->half = s->half;
+        mine->off = slot == UINT32_MAX ? 0 : (uint64_t)slot * 2 * s->half;
+        mine->epoch = __atomic_load_n(&s->epoch_hw, __ATOMIC_RELAXED) + 1;
+        pthread_mutex_unlock(&ctx->lock);
+    }
+    if (fresh) /* first use of this slot: fault its pages in now */
+        memset(s->base + mine->off, 0, 2 * s->half);
+
+    /* Without memory for the answers this rank cannot take part: its peers
+     * then time out in their exchange and turn shared memory off as well. */
+    int rc = recs ? exchange(c, recs) : HCCL_E_MEMORY;
+    int32_t why = ST_OK;
+    uint32_t who = 0;
+    uint64_t half = UINT64_MAX, base = 0;
+    if (rc == HCCL_SUCCESS) {
+        for (uint32_t q = 0; q < n; q++) {
+            if (recs[q].status != ST_OK && why == ST_OK) {
+                why = recs[q].status;
+                who = q;
+            }
+            if (recs[q].half < half)
+                half = recs[q].half;
+            if (recs[q].epoch > base)
+                base = recs[q].epoch;
+        }
+    }
+    if (rc != HCCL_SUCCESS || why != ST_OK || base >= UINT32_MAX - (1u << 20)) {
+        if (rc != HCCL_SUCCESS)
+            HC_WARN(HC_SUB_TRANSPORT, "comm %s: shared staging setup failed (%d): tagged "
+                    "messages only", c->name, rc);
+        else
+            HC_INFO(HC_SUB_TRANSPORT, "comm %s: no shared staging (rank %u: %s): tagged "
+                    "messages only", c->name, who,
+                    (unsigned)why < sizeof(st_text) / sizeof(st_text[0]) ? st_text[why] : "?");
+        if (slot != UINT32_MAX) {
+            pthread_mutex_lock(&ctx->lock);
+            s->slot[slot] = SLOT_FREE; /* nobody has seen it */
+            pthread_mutex_unlock(&ctx->lock);
+        }
+        free(recs);
+        free(segs);
+        free(sh);
+        free(halves);
+        return;
+    }
+    for (uint32_t q = 0; q < n; q++) {
+        char *r = segs[q] + recs[q].off;
+        halves[q] = r;
+        halves[n + q] = r + half;
+        if (q != me)
+            pretouch(r, 2 * half);
+    }
+    sh->nranks = n;
+    sh->rank = me;
+    sh->slot = slot;
+    sh->half_bytes = half;
+    sh->base = base;
+    sh->epoch = base - 1;
+    sh->done = base - 1;
+    sh->half[0] = halves;
+    sh->half[1] = halves + n;
+    c->shm = sh;
+    c->shm_state = 1;
+    HC_INFO(HC_SUB_TRANSPORT, "comm %s: shared staging on, %u ranks, 2 x %llu B each, "
+            "epochs from %llu", c->name, n, (unsigned long long)half,
+            (unsigned long long)base);
+    free(recs);
+    free(segs);
+}
+
+void hc_shm_comm_release(hc_comm_t *c)
+{
+    hc_shm_comm_t *sh = c->shm;
+    c->shm = NULL;
+    c->shm_state = 0;
+    if (sh == NULL)
+        return;
+    hc_context_t *ctx = c->ctx;
+    hc_shm_ctx_t *s = ctx->shm;
+    const uint32_t n = sh->nranks, me = sh->rank;
+    const uint64_t last = sh->epoch;
+    held_t *h = NULL;
+    if (last >= sh->base) { /* peers may still read our half of `last` */
+        h = calloc(1, sizeof(*h));
+        if (h)
+            h->done = calloc(n, sizeof(*h->done));
+        if (h && h->done) {
+            for (uint32_t q = 0; q < n; q++)
+                if (q != me)
+                    h->done[h->n++] = (const volatile uint64_t *)sh->half[last & 1][q];
+            h->want = last << 32;
+            h->slot = sh->slot;
+        } else if (h) {
+            free(h);
+            h = NULL;
+        }
+    }
+    pthread_mutex_lock(&ctx->lock);
+    if (last >= sh->base && h == NULL)
+        s->slot[sh->slot] = SLOT_HELD; /* cannot track it: never reuse it */
+    else if (h && !held_over(h)) {
+        s->slot[sh->slot] = SLOT_HELD;
+        h->next = s->held;
+        s->held = h;
+        h = NULL;
+    } else
+        s->slot[sh->slot] = SLOT_FREE;
+    pthread_mutex_unlock(&ctx->lock);
+    if (h) {
+        free(h->done);
+        free(h);
+    }
+    free(sh->half[0]);
+    free(sh);
+}
+
+/* ---- operations ------------------------------------------------------- */
+
+void hc_shm_bind(hc_comm_t *c, hc_exec_t *e)
+{
+    hc_shm_comm_t *sh = c->shm;
+    const uint64_t ep = __atomic_add_fetch(&sh->epoch, 1, __ATOMIC_RELAXED);
+    hc_shm_bind_t b = {.half = sh->half[ep & 1], .nranks = sh->nranks, .epoch = ep,
+                       .epoch0 = sh->base, .gate = &sh->done, .prev_all = &sh->prev_all};
+    hc_exec_bind_shm(e, &b);
+}
+
+void hc_shm_op_end(hc_comm_t *c, const hc_exec_t *e)
+{
+    hc_shm_comm_t *sh = c->shm;
+    if (sh == NULL)
+        return;
+    sh->prev_all = e->status == HCCL_SUCCESS && e->s->waits_all;
+    __atomic_store_n(&sh->done, e->epoch, __ATOMIC_RELEASE);
+    hc_shm_ctx_t *s = c->ctx->shm;
+    uint64_t hw = __atomic_load_n(&s->epoch_hw, __ATOMIC_RELAXED);
+    while (hw < e->epoch &&
+           !__atomic_compare_exchange_n(&s->epoch_hw, &hw, e->epoch, 1, __ATOMIC_RELAXED,
+                                        __ATOMIC_RELAXED))
+        ;
+}

@@ -1,0 +1,60 @@
+#!/bin/sh
+# test/mpi/shm.sh - the shared-memory algorithms (src/shm.h, coll/*_direct.c)
+# in real processes, and the path without them.
+#
+#  1. test_coll on 4 ranks with every DIRECT algorithm forced;
+#  2. test_coll on 3 ranks, DIRECT forced, HCCL_BUFFSIZE=1: 512 KB staging
+#     halves (the big sizes take many chunks) and one region per process,
+#     so the split and dup communicators find none and must all agree to
+#     use tagged messages instead;
+#  3. test_coll on 2 ranks with UCX_TLS=tcp,self: UCX cannot map the peer's
+#     staging, every communicator must agree to do without (the forced
+#     DIRECT algorithms fall back to the defaults).
+# Each run must also log that shared staging was (1, 2) or was not (3) set
+# up, so a fast path that silently stopped being used fails here.
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+: "${top_builddir:=$here/../..}"
+tmp=${TMPDIR:-/tmp}/hcomm-shm-test.$$
+mkdir -p "$tmp" || exit 99
+trap 'rm -rf "$tmp"' EXIT
+failed=
+
+HCCL_ALLREDUCE_ALGO=DIRECT HCCL_BCAST_ALGO=DIRECT HCCL_ALLGATHER_ALGO=DIRECT
+HCCL_REDUCESCATTER_ALGO=DIRECT HCCL_ALLTOALL_ALGO=DIRECT
+export HCCL_ALLREDUCE_ALGO HCCL_BCAST_ALGO HCCL_ALLGATHER_ALGO HCCL_REDUCESCATTER_ALGO \
+    HCCL_ALLTOALL_ALGO
+HCCL_DEBUG=INFO HCCL_DEBUG_SUBSYS=TRANSPORT
+export HCCL_DEBUG HCCL_DEBUG_SUBSYS
+
+# run NAME NP EXPECT [VAR=VALUE ...] -- ARGS: test_coll, then grep its log
+run() {
+    name=$1 np=$2 expect=$3
+    shift 3
+    echo "=== $name: test_coll on $np ranks"
+    env "$@" sh "$here/mpirun.sh" "$np" test_coll -q >"$tmp/$name.log" 2>&1
+    rc=$?
+    grep -v ' hcomm INFO ' "$tmp/$name.log" | tail -n 5
+    [ $rc -eq 99 ] && exit 99
+    if [ $rc -ne 0 ]; then
+        grep ' hcomm INFO .*staging' "$tmp/$name.log" | tail -n 5
+        failed="$failed $name(rc=$rc)"
+        return
+    fi
+    if ! grep -q "$expect" "$tmp/$name.log"; then
+        echo "shm.sh: $name: no log line matching '$expect'"
+        failed="$failed $name(log)"
+    fi
+}
+
+run direct-np4 4 'shared staging on, 4 ranks' HC_DUMMY=1
+run direct-np3-small 3 'no shared staging (rank [0-9]*: no free region' HCCL_BUFFSIZE=1
+run tcp-np2 2 'no shared staging (rank [0-9]*: a peer.s segment is unreachable' \
+    UCX_TLS=tcp,self
+
+if [ -n "$failed" ]; then
+    echo "shm.sh: FAILED:$failed"
+    exit 1
+fi
+echo "shm.sh: all runs passed"
+exit 0
