@@ -1,0 +1,377 @@
+/*
+ * test/mpi/test_elastic.c - members leave and join a live communicator
+ * (public API only). Driven by test/mpi/elastic.sh, one mode per run:
+ *
+ *   remove DIR kill|stop   (4+ ranks, --mca orte_abort_on_non_zero_status 0)
+ *       Rank n-2 is the victim: after a last MPI_Barrier it writes its pid
+ *       to DIR/victim.pid and kills (SIGKILL) or stops (SIGSTOP) itself
+ *       while the others are inside an HcclAllReduce that needs it. Every
+ *       survivor must get HCCL_E_REMOTE or HCCL_E_TIMEOUT (HCCL_EXEC_TIMEOUT,
+ *       5 s in the script) instead of hanging (kill: a blocking
+ *       AllReduce; stop: one on a stream, the error comes from
+ *       HcclStreamSynchronize), see it in HcclGetCommAsyncError, (stop:
+ *       HcclCommAbort first), then
+ *       HcclCommRemoveMember(victim), and run checked collectives at the new
+ *       size. Each survivor writes DIR/result.<world rank>: the error, the
+ *       wall-clock times around the removal and its check counts. The
+ *       script reads those (mpirun may never return after a SIGKILL).
+ *   add-spawn              (2 ranks) HcclCommAddMember(comm, 1): hcomm
+ *       spawns this program again; the spawned copy sees a parent and calls
+ *       HcclCommJoin(NULL). Then 3 ranks run checked collectives.
+ *   add-connect FILE       (2 ranks) HcclCommGetJoinInfo -> FILE, then
+ *       HcclCommAddMember(comm, 2) accepts the newcomer.
+ *   join FILE              (1 rank, another mpirun) waits for FILE and calls
+ *       HcclCommJoin(string) on it.
+ *
+ * The checks after a change: size and rank; an AllGather of identities
+ * (world rank in the first job, 100 for a newcomer) gives the expected
+ * order; AllReduce, Broadcast, ReduceScatter and a Send/Recv ring give
+ * the right values. Exit 1 on a failure (the add modes also agree on the
+ * failure count with an hcomm AllReduce over the new communicator).
+ */
+#include <hccl/hccl.h>
+#include <hccl/hccl_mpi.h>
+
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/time.h>
+#include <time.h>
+#include <unistd.h>
+
+static int g_rank = -1;
+static long g_checks, g_fails;
+
+static void check(int cond, const char *fmt, ...)
+{
+    g_checks++;
+    if (cond)
+        return;
+    g_fails++;
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "[test_elastic %d] FAIL ", g_rank);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+}
+
+static int ok(const char *what, HcclResult r, HcclResult exp)
+{
+    check(r == exp, "%s returned %d (%s), expected %d", what, (int)r, HcclGetErrorString(r),
+          (int)exp);
+    return r == exp;
+}
+
+static double wall(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* Collectives on comm whose rank i has identity ids[i]; this process is
+ * identity `me`. */
+static void check_comm(HcclComm comm, const int32_t *ids, int n, int32_t me, int round,
+                       const char *label)
+{
+    uint32_t sz = 0, rk = 0;
+    HcclGetRankSize(comm, &sz);
+    HcclGetRankId(comm, &rk);
+    check((int)sz == n, "%s: size %u, expected %d", label, sz, n);
+    if ((int)sz != n)
+        return;
+    check(ids[rk] == me, "%s: rank %u has identity %d, expected %d", label, rk, me, ids[rk]);
+    int32_t got[64];
+    if (ok("HcclAllGather", HcclAllGather(&me, got, 1, HCCL_DATA_TYPE_INT32, comm, NULL),
+           HCCL_SUCCESS))
+        for (int i = 0; i < n; i++)
+            check(got[i] == ids[i], "%s: AllGather: rank %d is %d, expected %d", label, i,
+                  got[i], ids[i]);
+    enum { C = 5000 };
+    int32_t *a = malloc((size_t)n * C * sizeof *a), *b = malloc((size_t)n * C * sizeof *b);
+    for (int i = 0; i < C; i++)
+        a[i] = me * 7 + i + round;
+    if (ok("HcclAllReduce", HcclAllReduce(a, b, C, HCCL_DATA_TYPE_INT32, HCCL_REDUCE_SUM, comm,
+                                          NULL), HCCL_SUCCESS))
+        for (int i = 0; i < C; i++) {
+            int32_t e = 0;
+            for (int k = 0; k < n; k++)
+                e += ids[k] * 7 + i + round;
+            if (b[i] != e) {
+                check(0, "%s: AllReduce [%d] = %d, expected %d", label, i, b[i], e);
+                break;
+            }
+        }
+    uint32_t root = (uint32_t)(n - 1);
+    for (int i = 0; i < C; i++)
+        a[i] = rk == root ? i * 3 + round : -1;
+    if (ok("HcclBroadcast", HcclBroadcast(a, C, HCCL_DATA_TYPE_INT32, root, comm, NULL),
+           HCCL_SUCCESS))
+        for (int i = 0; i < C; i++)
+            if (a[i] != i * 3 + round) {
+                check(0, "%s: Broadcast [%d] = %d", label, i, a[i]);
+                break;
+            }
+    for (int i = 0; i < n * C; i++)
+        a[i] = me + i;
+    if (ok("HcclReduceScatter", HcclReduceScatter(a, b, C, HCCL_DATA_TYPE_INT32,
+                                                  HCCL_REDUCE_SUM, comm, NULL), HCCL_SUCCESS))
+        for (int i = 0; i < C; i++) {
+            int32_t e = 0;
+            for (int k = 0; k < n; k++)
+                e += ids[k] + (int32_t)rk * C + i;
+            if (b[i] != e) {
+                check(0, "%s: ReduceScatter [%d] = %d, expected %d", label, i, b[i], e);
+                break;
+            }
+        }
+    if (n > 1) { /* a ring of Send/Recv */
+        int32_t sv = me * 11 + round, rv = -1;
+        HcclGroupStart();
+        HcclSend(&sv, 1, HCCL_DATA_TYPE_INT32, (rk + 1) % n, comm, NULL);
+        HcclRecv(&rv, 1, HCCL_DATA_TYPE_INT32, (rk + n - 1) % n, comm, NULL);
+        if (ok("HcclGroupEnd (Send/Recv ring)", HcclGroupEnd(), HCCL_SUCCESS))
+            check(rv == ids[(rk + n - 1) % n] * 11 + round, "%s: Recv got %d, expected %d",
+                  label, rv, ids[(rk + n - 1) % n] * 11 + round);
+    }
+    free(a);
+    free(b);
+}
+
+/* ---- remove ------------------------------------------------------------- */
+
+static int mode_remove(const char *dir, int stop)
+{
+    int n;
+    MPI_Comm_size(MPI_COMM_WORLD, &n);
+    if (n < 3) {
+        fprintf(stderr, "test_elastic remove: needs at least 3 ranks\n");
+        return 2;
+    }
+    const int victim = n - 2;
+    HcclComm comm = NULL;
+    if (!ok("HcclCommInitMpi", HcclCommInitMpi(MPI_COMM_WORLD, &comm), HCCL_SUCCESS))
+        return 1;
+    int32_t ids[64];
+    for (int i = 0; i < n; i++)
+        ids[i] = i;
+    for (int r = 0; r < 3; r++)
+        check_comm(comm, ids, n, g_rank, r, "before the failure");
+    MPI_Barrier(MPI_COMM_WORLD); /* the last MPI call over a group with the victim */
+    if (g_rank == victim) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s/victim.pid", dir);
+        FILE *f = fopen(path, "w");
+        if (f) {
+            fprintf(f, "%d\n", (int)getpid());
+            fclose(f);
+        }
+        usleep(300000); /* the others are inside the AllReduce by now */
+        raise(stop ? SIGSTOP : SIGKILL);
+        /* stopped: resumed only to be killed by the script */
+        for (;;)
+            pause();
+    }
+    enum { C = 1 << 18 };
+    float *x = malloc(C * sizeof *x);
+    for (int i = 0; i < C; i++)
+        x[i] = (float)i;
+    double t0 = wall();
+    HcclResult r;
+    HcclStream st = NULL;
+    if (stop) { /* a stream operation in flight: the error comes at the synchronize */
+        ok("HcclStreamCreate", HcclStreamCreate(&st), HCCL_SUCCESS);
+        ok("HcclAllReduce (enqueue)",
+           HcclAllReduce(x, x, C, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, comm, st), HCCL_SUCCESS);
+        r = HcclStreamSynchronize(st);
+    } else {
+        r = HcclAllReduce(x, x, C, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, comm, NULL);
+    }
+    double t_err = wall() - t0;
+    check(r == HCCL_E_REMOTE || r == HCCL_E_TIMEOUT, "AllReduce with a %s member returned %d "
+          "(%s), expected HCCL_E_REMOTE or HCCL_E_TIMEOUT", stop ? "stopped" : "killed",
+          (int)r, HcclGetErrorString(r));
+    HcclResult ae = HCCL_SUCCESS;
+    HcclGetCommAsyncError(comm, &ae);
+    check(ae == r, "HcclGetCommAsyncError = %d, expected the operation's error %d", (int)ae,
+          (int)r);
+    if (stop) {
+        ok("HcclCommAbort", HcclCommAbort(comm), HCCL_SUCCESS);
+        HcclStreamDestroy(st);
+    }
+    double te0 = wall();
+    HcclResult rr = HcclCommRemoveMember(comm, (uint32_t)victim);
+    double te1 = wall();
+    ok("HcclCommRemoveMember", rr, HCCL_SUCCESS);
+    int m = 0;
+    for (int i = 0; i < n; i++)
+        if (i != victim)
+            ids[m++] = i;
+    if (rr == HCCL_SUCCESS) {
+        uint32_t rk = 99;
+        HcclGetRankId(comm, &rk);
+        check((int)rk == g_rank - (g_rank > victim), "rank after removal %u, expected %d", rk,
+              g_rank - (g_rank > victim));
+        HcclGetCommAsyncError(comm, &ae);
+        check(ae == HCCL_SUCCESS, "async error after removal: %d", (int)ae);
+        for (int k = 0; k < 5; k++)
+            check_comm(comm, ids, m, g_rank, 10 + k, "after the removal");
+        for (int i = 0; i < C; i++)
+            x[i] = (float)(i % 1000);
+        if (ok("HcclAllReduce (1 MB, after the removal)",
+               HcclAllReduce(x, x, C, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, comm, NULL),
+               HCCL_SUCCESS))
+            for (int i = 0; i < C; i++)
+                if (x[i] != (float)(m * (i % 1000))) {
+                    check(0, "1 MB AllReduce after removal: [%d] = %g", i, x[i]);
+                    break;
+                }
+    }
+    char path[4096], tmp[4200];
+    snprintf(path, sizeof path, "%s/result.%d", dir, g_rank);
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    FILE *f = fopen(tmp, "w");
+    if (f) {
+        fprintf(f, "rank=%d error=%d error_name=%s error_after_s=%.3f remove_enter=%.6f "
+                "remove_exit=%.6f checks=%ld fails=%ld\n", g_rank, (int)r,
+                HcclGetErrorString(r), t_err, te0, te1, g_checks, g_fails);
+        fclose(f);
+        rename(tmp, path);
+    }
+    printf("test_elastic: rank %d: AllReduce -> %s after %.2f s; RemoveMember %.2f ms; "
+           "%ld checks, %ld failures\n", g_rank, HcclGetErrorString(r), t_err,
+           (te1 - te0) * 1e3, g_checks, g_fails);
+    fflush(stdout);
+    free(x);
+    HcclCommDestroy(comm);
+    return g_fails ? 1 : 0;
+}
+
+/* ---- add ---------------------------------------------------------------- */
+
+/* Agree on the failures over the new communicator (every process of it). */
+static int finish_add(HcclComm comm, const char *what)
+{
+    int64_t loc[2] = {g_checks, g_fails}, tot[2] = {0, 0};
+    HcclResult r = HcclAllReduce(loc, tot, 2, HCCL_DATA_TYPE_INT64, HCCL_REDUCE_SUM, comm, NULL);
+    uint32_t rk = 0;
+    HcclGetRankId(comm, &rk);
+    if (r != HCCL_SUCCESS) {
+        fprintf(stderr, "test_elastic %s: final AllReduce failed (%d)\n", what, (int)r);
+        return 1;
+    }
+    if (rk == 0)
+        printf("test_elastic %s: %lld checks, %lld failures\n", what, (long long)tot[0],
+               (long long)tot[1]);
+    fflush(stdout);
+    HcclCommDestroy(comm);
+    return tot[1] ? 1 : 0;
+}
+
+static int mode_add(const char *file)
+{
+    int n;
+    MPI_Comm_size(MPI_COMM_WORLD, &n);
+    const char *what = file ? "add-connect" : "add-spawn";
+    HcclComm comm = NULL;
+    if (!ok("HcclCommInitMpi", HcclCommInitMpi(MPI_COMM_WORLD, &comm), HCCL_SUCCESS))
+        return 1;
+    int32_t ids[64];
+    for (int i = 0; i < n; i++)
+        ids[i] = i;
+    check_comm(comm, ids, n, g_rank, 0, "before the join");
+    uint32_t at = file ? (uint32_t)n : 1; /* spawn: into the middle */
+    if (file) {
+        char info[2048] = "";
+        if (!ok("HcclCommGetJoinInfo", HcclCommGetJoinInfo(comm, info, sizeof info),
+                HCCL_SUCCESS))
+            return 1;
+        check(strncmp(info, "hcomm-join:", 11) == 0, "join info '%s'", info);
+        if (g_rank == 0) {
+            char tmp[4200];
+            snprintf(tmp, sizeof tmp, "%s.tmp", file);
+            FILE *f = fopen(tmp, "w");
+            if (f) {
+                fprintf(f, "%s\n", info);
+                fclose(f);
+                rename(tmp, file);
+            }
+        }
+    }
+    double t0 = MPI_Wtime();
+    if (!ok("HcclCommAddMember", HcclCommAddMember(comm, at), HCCL_SUCCESS))
+        return 1;
+    if (g_rank == 0)
+        printf("test_elastic %s: HcclCommAddMember took %.1f ms\n", what,
+               (MPI_Wtime() - t0) * 1e3);
+    for (int i = 0, k = 0; i <= n; i++)
+        ids[i] = i == (int)at ? 100 : k++;
+    for (int r = 0; r < 3; r++)
+        check_comm(comm, ids, n + 1, g_rank, r, "after the join");
+    return finish_add(comm, what);
+}
+
+static int mode_newcomer(const char *file, int spawned)
+{
+    char info[2048] = "";
+    const char *what = spawned ? "add-spawn" : "add-connect";
+    if (!spawned) { /* wait for the members' join info */
+        for (int i = 0; i < 600; i++) {
+            FILE *f = fopen(file, "r");
+            if (f) {
+                if (fgets(info, sizeof info, f))
+                    info[strcspn(info, "\n")] = '\0';
+                fclose(f);
+                if (info[0])
+                    break;
+            }
+            usleep(50000);
+        }
+        if (!info[0]) {
+            fprintf(stderr, "test_elastic join: no join info in %s after 30 s\n", file);
+            return 1;
+        }
+    }
+    HcclComm comm = NULL;
+    if (!ok("HcclCommJoin", HcclCommJoin(spawned ? NULL : info, &comm), HCCL_SUCCESS))
+        return 1;
+    uint32_t n = 0, rk = 0;
+    HcclGetRankSize(comm, &n);
+    HcclGetRankId(comm, &rk);
+    g_rank = (int)rk;
+    int32_t ids[64];
+    for (uint32_t i = 0, k = 0; i < n && i < 64; i++)
+        ids[i] = i == rk ? 100 : (int32_t)k++;
+    check(rk == (spawned ? 1u : n - 1), "the newcomer got rank %u of %u", rk, n);
+    for (int r = 0; r < 3; r++)
+        check_comm(comm, ids, (int)n, 100, r, "after the join (newcomer)");
+    return finish_add(comm, what);
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    MPI_Comm parent = MPI_COMM_NULL;
+    MPI_Comm_get_parent(&parent);
+    int rc = 2;
+    if (parent != MPI_COMM_NULL)
+        rc = mode_newcomer(NULL, 1);
+    else if (argc >= 4 && strcmp(argv[1], "remove") == 0)
+        rc = mode_remove(argv[2], strcmp(argv[3], "stop") == 0);
+    else if (argc >= 2 && strcmp(argv[1], "add-spawn") == 0)
+        rc = mode_add(NULL);
+    else if (argc >= 3 && strcmp(argv[1], "add-connect") == 0)
+        rc = mode_add(argv[2]);
+    else if (argc >= 3 && strcmp(argv[1], "join") == 0)
+        rc = mode_newcomer(argv[2], 0);
+    else
+        fprintf(stderr, "usage: test_elastic remove DIR kill|stop | add-spawn | "
+                "add-connect FILE | join FILE\n");
+    MPI_Finalize();
+    return rc;
+}

@@ -1,0 +1,170 @@
+/*
+ * tools/hcomm-split-bench.c - how long it takes to make a sub-communicator,
+ * three ways, in the same run, alternating (PERF.md's rules):
+ *
+ *   hcomm   HcclCommSplit(world)                 (one small hcomm allgather)
+ *   mpi     MPI_Comm_split(MPI_COMM_WORLD)
+ *   init    MPI_Comm_split + HcclCommInitMpi     (the same communicator "from
+ *           scratch": an MPI split, then hcomm's bootstrap over it, while
+ *           another communicator keeps the process context alive)
+ *   cold    the same with no hcomm communicator alive, so that the UCX
+ *           context and worker are created too, as for a process's first
+ *           communicator (measured after the others, -k iterations)
+ *
+ * Usage: mpirun -np N hcomm-split-bench [-n ITERS] [-w WARMUP] [-c COLORS] [-k COLD]
+ * Each iteration starts with an MPI_Barrier (not timed); a time is the
+ * slowest rank's; the report is the median (and the 10th / 90th
+ * percentiles) over iterations, and the ratios of the medians. Destroying
+ * and freeing are not timed. Also prints the endpoints and buffers that
+ * the HcclCommSplit iterations created (HcclGetDebugCounters): expected 0.
+ */
+#include <hccl/hccl.h>
+#include <hccl/hccl_mpi.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static int cmp_d(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static double pct(double *v, int n, double p)
+{
+    qsort(v, n, sizeof *v, cmp_d);
+    int i = (int)(p * (n - 1) + 0.5);
+    return v[i];
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    int rank, n;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &n);
+    int iters = 200, warm = 20, colors = 2, cold = 20, opt;
+    while ((opt = getopt(argc, argv, "n:w:c:k:h")) != -1) {
+        switch (opt) {
+        case 'n':
+            iters = atoi(optarg);
+            break;
+        case 'w':
+            warm = atoi(optarg);
+            break;
+        case 'c':
+            colors = atoi(optarg);
+            break;
+        case 'k':
+            cold = atoi(optarg);
+            break;
+        default:
+            if (rank == 0)
+                fprintf(stderr, "usage: mpirun -np N hcomm-split-bench [-n ITERS] "
+                        "[-w WARMUP] [-c COLORS] [-k COLD]\n");
+            MPI_Finalize();
+            return opt == 'h' ? 0 : 2;
+        }
+    }
+    if (iters < 1 || warm < 0 || colors < 1 || cold < 1) {
+        if (rank == 0)
+            fprintf(stderr, "hcomm-split-bench: bad -n, -w, -c or -k\n");
+        MPI_Finalize();
+        return 2;
+    }
+    HcclComm world;
+    if (HcclCommInitMpi(MPI_COMM_WORLD, &world) != HCCL_SUCCESS) {
+        fprintf(stderr, "hcomm-split-bench: HcclCommInitMpi failed\n");
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    /* connect every pair once (AlltoAll), as any real job would have */
+    int32_t *s = calloc(n, sizeof *s), *r = calloc(n, sizeof *r);
+    HcclAlltoAll(s, 1, HCCL_DATA_TYPE_INT32, r, 1, HCCL_DATA_TYPE_INT32, world, NULL);
+    const int color = rank % colors, key = rank;
+    double *t[3];
+    for (int k = 0; k < 3; k++)
+        t[k] = calloc(iters, sizeof(double));
+    uint64_t ep0 = 0, b0 = 0, ep1 = 0, b1 = 0;
+    int fails = 0;
+    for (int it = -warm; it < iters; it++) {
+        for (int k = 0; k < 3; k++) {
+            int way = (k + (it & 1)) % 3; /* alternate the order */
+            HcclComm hc = NULL;
+            MPI_Comm mc = MPI_COMM_NULL;
+            MPI_Barrier(MPI_COMM_WORLD);
+            if (way == 0)
+                HcclGetDebugCounters(&ep0, &b0, NULL);
+            double t0 = MPI_Wtime();
+            if (way == 0) {
+                fails += HcclCommSplit(world, color, key, &hc) != HCCL_SUCCESS;
+            } else {
+                MPI_Comm_split(MPI_COMM_WORLD, color, key, &mc);
+                if (way == 2)
+                    fails += HcclCommInitMpi(mc, &hc) != HCCL_SUCCESS;
+            }
+            double dt = MPI_Wtime() - t0;
+            if (way == 0) {
+                HcclGetDebugCounters(&ep1, &b1, NULL);
+                fails += ep1 != ep0 || b1 != b0;
+            }
+            if (it >= 0)
+                t[way][it] = dt;
+            if (hc)
+                HcclCommDestroy(hc);
+            if (mc != MPI_COMM_NULL)
+                MPI_Comm_free(&mc);
+        }
+    }
+    HcclCommDestroy(world); /* the last communicator: the context goes */
+    double *tc = calloc(cold, sizeof(double));
+    for (int it = 0; it < cold; it++) {
+        HcclComm hc = NULL;
+        MPI_Comm mc = MPI_COMM_NULL;
+        MPI_Barrier(MPI_COMM_WORLD);
+        double t0 = MPI_Wtime();
+        MPI_Comm_split(MPI_COMM_WORLD, color, key, &mc);
+        fails += HcclCommInitMpi(mc, &hc) != HCCL_SUCCESS;
+        tc[it] = MPI_Wtime() - t0;
+        if (hc)
+            HcclCommDestroy(hc);
+        MPI_Comm_free(&mc);
+    }
+    double *mx = calloc(iters > cold ? iters : cold, sizeof(double));
+    double med[4], p10[4], p90[4];
+    for (int k = 0; k < 4; k++) {
+        int cnt = k < 3 ? iters : cold;
+        MPI_Reduce(k < 3 ? t[k] : tc, mx, cnt, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+        if (rank == 0) {
+            med[k] = pct(mx, cnt, 0.5) * 1e6;
+            p10[k] = pct(mx, cnt, 0.1) * 1e6;
+            p90[k] = pct(mx, cnt, 0.9) * 1e6;
+        }
+    }
+    int tf = 0;
+    MPI_Reduce(&fails, &tf, 1, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
+    if (rank == 0) {
+        static const char *name[4] = {"HcclCommSplit", "MPI_Comm_split",
+                                      "MPI_Comm_split+HcclCommInitMpi",
+                                      "same, cold (no context alive)"};
+        printf("# hcomm-split-bench: %d ranks, %d colors, %d iterations (+%d warm-up); "
+               "slowest rank per iteration, us\n", n, colors, iters, warm);
+        printf("# %-32s %10s %10s %10s\n", "way", "median", "p10", "p90");
+        for (int k = 0; k < 4; k++)
+            printf("  %-32s %10.2f %10.2f %10.2f\n", name[k], med[k], p10[k], p90[k]);
+        printf("# MPI_Comm_split / HcclCommSplit = %.1fx; from scratch / HcclCommSplit = %.1fx "
+               "(context alive), %.0fx (cold, %d iterations)\n", med[1] / med[0],
+               med[2] / med[0], med[3] / med[0], cold);
+        printf("# endpoints / buffers created by the HcclCommSplit iterations: %s; "
+               "failures: %d\n", tf ? "SOME (or a failure)" : "none", tf);
+    }
+    for (int k = 0; k < 3; k++)
+        free(t[k]);
+    free(mx);
+    free(tc);
+    free(s);
+    free(r);
+    MPI_Finalize();
+    return tf ? 1 : 0;
+}
