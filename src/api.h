@@ -16,7 +16,8 @@ int hc_api_check_ptr(const char *fn, const char *what, const void *p, uint64_t c
 
 /* Inside HcclGroupStart/End on this thread? */
 int hc_group_active(void);
-/* Queue a collective until HcclGroupEnd. */
-int hc_group_add_coll(hc_comm_t *c, const hc_op_t *op);
+/* Queue a collective until HcclGroupEnd (stream: the call's stream; a
+ * group runs on the stream its calls name, NULL = blocking). */
+int hc_group_add_coll(hc_comm_t *c, const hc_op_t *op, void *stream);
 
 #endif /* HC_API_H_ */

@@ -14,6 +14,8 @@
 #include "comm.h"
 #include "log.h"
 #include "reduce.h"
+#include "stream.h"
+#include "util.h"
 
 int hc_api_check_comm_type(hc_comm_t *c, const char *fn, HcclDataType dt, size_t *esize)
 {
@@ -66,7 +68,8 @@ static int check_root(const char *fn, const char *what, uint32_t root, const hc_
 /* count * esize * mult must fit in 63 bits. */
 static int check_size(const char *fn, uint64_t count, size_t esize, uint64_t mult)
 {
-    if (count && (count > (UINT64_MAX >> 1) / esize / mult)) {
+    uint64_t bytes; /* count * esize * mult <= 2^63 - 1, without two divisions per call */
+    if (__builtin_mul_overflow(count, (uint64_t)esize * mult, &bytes) || bytes > (UINT64_MAX >> 1)) {
         HC_ERROR(HC_SUB_COLL, "%s: count %llu is too large", fn, (unsigned long long)count);
         return HCCL_E_PARA;
     }
@@ -90,29 +93,32 @@ static int bad_overlap(const char *fn)
 static void entry_log(const hc_comm_t *c, const char *fn, uint64_t count, HcclDataType dt,
                       int op, int root)
 {
-    if (c->cfg.entry_log && HC_LOG_ON(HC_LOG_INFO, HC_SUB_COLL))
+    if (c->cfg->entry_log && HC_LOG_ON(HC_LOG_INFO, HC_SUB_COLL))
         hc_log_write(HC_LOG_INFO, HC_SUB_COLL, __FILE__, __LINE__,
                      "%s: comm %s rank %u/%u count %llu type %s%s%s root %d", fn, c->name,
                      c->rank, c->nranks, (unsigned long long)count, hc_dtype_name(dt),
                      op >= 0 ? " op " : "", op >= 0 ? hc_op_name((HcclReduceOp)op) : "", root);
 }
 
+/* Queue in the open group, run blocking, or enqueue on the stream (the
+ * arguments are all checked by now: nothing is enqueued on an error). */
 static int dispatch(hc_comm_t *c, hc_op_t *op, void *stream)
 {
+    int rc = hc_stream_check(stream, op->api);
+    if (rc != HCCL_SUCCESS)
+        return rc;
     if (hc_group_active())
-        return hc_group_add_coll(c, op);
-    if (stream != NULL) {
-        HC_ERROR(HC_SUB_COLL, "%s: stream must be NULL (blocking) in this version of hcomm",
-                 op->api);
-        return HCCL_E_NOT_SUPPORT;
-    }
-    return hc_comm_run(c, op);
+        return hc_group_add_coll(c, op, stream);
+    if (stream == NULL)
+        return hc_comm_run(c, op);
+    hc_task_t *t = hc_task_coll(c, op, stream, NULL, &rc);
+    return t ? hc_task_dispatch(t) : rc;
 }
 
 static void op_init(hc_op_t *op, const char *api, hc_coll_t coll, uint64_t count,
                     HcclDataType dt, size_t esize, HcclReduceOp rop, void *send, void *recv)
 {
-    memset(op, 0, sizeof(*op));
+    hc_zero(op, sizeof(*op)); /* not an inlined rep stos (src/util.h) */
     op->api = api;
     op->args.coll = coll;
     op->args.count = count;

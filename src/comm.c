@@ -9,15 +9,24 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
+#include "elastic.h"
 #include "log.h"
 #include "reduce.h"
+#include "shm.h"
+#include "stream.h"
 #include "tune.h"
+#include "util.h"
 #include "../topo/topo.h"
 
 /* Idle polls before yielding the core: with more ranks than cores a
  * spinning waiter starves the peer it waits for. */
 #define HC_SPIN_BEFORE_YIELD 64
+/* The same for shared-staging waits (spin_polls below; values measured,
+ * docs/PERFORMANCE.md). */
+#define HC_SPIN_LOCAL 512
+#define HC_SPIN_OVERSUBSCRIBED 8
 
 static double now_s(void)
 {
@@ -77,9 +86,7 @@ void hc_comm_fill_card(hc_context_t *ctx, const hc_config_t *cfg, uint32_t rank,
 {
     *card = ctx->self;
     card->rank = rank;
-    pthread_mutex_lock(&ctx->lock);
-    card->comm_id_proposal = ctx->next_comm_id;
-    pthread_mutex_unlock(&ctx->lock);
+    card->comm_id_proposal = hc_comm_propose_id(ctx);
     card->deterministic = (uint32_t)cfg->deterministic;
     card->buffsize = cfg->buffsize;
     hc_tune_forced_text(cfg, card->algos, sizeof(card->algos));
@@ -89,17 +96,36 @@ void hc_comm_fill_card(hc_context_t *ctx, const hc_config_t *cfg, uint32_t rank,
     }
 }
 
+/* Communicator ids. Every process proposes its counter (then bumps it), the
+ * id is the max of the proposals and everyone moves its counter past it: a
+ * process's live communicators then have increasing, so distinct, ids, and a
+ * message of a destroyed communicator can never match a newer one (until the
+ * 20 bits wrap after a million creations). Split, groups and membership
+ * changes agree on ids the same way (src/split.c, src/elastic.c). */
+uint32_t hc_comm_propose_id(hc_context_t *ctx)
+{
+    pthread_mutex_lock(&ctx->lock);
+    uint32_t p = ctx->next_comm_id++;
+    pthread_mutex_unlock(&ctx->lock);
+    return p;
+}
+
+uint32_t hc_comm_note_id(hc_context_t *ctx, uint32_t id)
+{
+    pthread_mutex_lock(&ctx->lock);
+    if (id + 1 > ctx->next_comm_id)
+        ctx->next_comm_id = id + 1;
+    pthread_mutex_unlock(&ctx->lock);
+    return id & ((1u << HC_TAG_COMM_BITS) - 1);
+}
+
 uint32_t hc_comm_agree_id(hc_context_t *ctx, const hc_card_t *cards, uint32_t n)
 {
     uint32_t id = 0;
     for (uint32_t i = 0; i < n; i++)
         if (cards[i].comm_id_proposal > id)
             id = cards[i].comm_id_proposal;
-    pthread_mutex_lock(&ctx->lock);
-    if (id + 1 > ctx->next_comm_id)
-        ctx->next_comm_id = id + 1;
-    pthread_mutex_unlock(&ctx->lock);
-    return id & ((1u << HC_TAG_COMM_BITS) - 1);
+    return hc_comm_note_id(ctx, id);
 }
 
 /* Every rank checks every card against rank 0's, so all ranks reach the
@@ -145,6 +171,177 @@ static int check_cards(const hc_card_t *cards, uint32_t n)
     return HCCL_SUCCESS;
 }
 
+/* The configuration, shared read-only by a communicator and its children. */
+typedef struct hc_cfg_ref {
+    int refs;
+    hc_config_t cfg;
+} hc_cfg_ref_t;
+
+static hc_cfg_ref_t *cfg_ref_new(const hc_config_t *cfg)
+{
+    hc_cfg_ref_t *r = malloc(sizeof(*r));
+    if (r == NULL)
+        return NULL;
+    if (hc_env_copy(&r->cfg, cfg) != HCCL_SUCCESS) {
+        free(r);
+        return NULL;
+    }
+    r->refs = 1;
+    return r;
+}
+
+static void cfg_ref_put(hc_cfg_ref_t *r)
+{
+    if (r && __atomic_sub_fetch(&r->refs, 1, __ATOMIC_ACQ_REL) == 0) {
+        hc_env_free(&r->cfg);
+        free(r);
+    }
+}
+
+/* What a rank map costs: the map and the p2p counters (one block), the
+ * topology model and the tuning table. Built aside, then installed, so
+ * that a failed rebuild leaves the communicator as it was. */
+typedef struct {
+    uint32_t *peer; /* 3 x nranks: peer, p2p_sent, p2p_recvd */
+    struct hc_topo *topo;
+    struct hc_tune *tune;
+    hc_topo_view_t view;
+} comm_map_t;
+
+static void map_free(comm_map_t *m)
+{
+    if (m->tune)
+        hc_tune_destroy(m->tune);
+    if (m->topo)
+        hc_topo_destroy(m->topo);
+    free(m->peer);
+    memset(m, 0, sizeof(*m));
+}
+
+/* A simulated cluster: peers on other declared nodes of this machine talk
+ * through the TCP-only worker (context.h), when both sides have one (so
+ * both sides decide alike). Set before the first endpoint to the peer. */
+static void mark_simulated_peers(hc_context_t *ctx, uint32_t rank, uint32_t nranks,
+                                 const uint32_t *peers, const struct hc_topo *topo)
+{
+    if (ctx->worker_tcp == NULL)
+        return;
+    pthread_mutex_lock(&ctx->lock);
+    for (uint32_t i = 0; i < nranks; i++) {
+        hc_peer_t *p = ctx->peers[peers[i]];
+        if (p->via_tcp || p->card.addr_tcp_len == 0 || !hc_topo_simulated_pair(topo, rank, i))
+            continue;
+        if (p->ep == NULL)
+            p->via_tcp = 1;
+        else
+            HC_WARN(HC_SUB_TRANSPORT, "peer %s:%d is on another declared node but already has a "
+                    "shared-memory endpoint; it keeps it", p->card.host, p->card.pid);
+    }
+    pthread_mutex_unlock(&ctx->lock);
+}
+
+/* Topology facts come from the address book (the cards every rank sent
+ * when it was first seen; card.rank there is its world rank, the numbering
+ * of topology overrides), so a new map needs no exchange. */
+static int map_build(hc_context_t *ctx, const hc_config_t *cfg, uint32_t rank, uint32_t nranks,
+                     const uint32_t *peers, comm_map_t *m, int with_topo)
+{
+    enum { STACK_RANKS = 64 };
+    hc_topo_member_t mem_s[STACK_RANKS], *mem = mem_s;
+    int rc = HCCL_E_MEMORY;
+    memset(m, 0, sizeof(*m));
+    m->peer = calloc(3 * (size_t)nranks, sizeof(uint32_t));
+    if (nranks > STACK_RANKS)
+        mem = malloc(nranks * sizeof(*mem));
+    if (m->peer == NULL || mem == NULL)
+        goto out;
+    memcpy(m->peer, peers, nranks * sizeof(uint32_t));
+    rc = HCCL_SUCCESS;
+    if (!with_topo)
+        goto out;
+    pthread_mutex_lock(&ctx->lock); /* ctx->peers may be reallocated meanwhile */
+    for (uint32_t i = 0; i < nranks; i++) {
+        const hc_card_t *card = &ctx->peers[peers[i]]->card;
+        mem[i].host = card->host;
+        mem[i].blob = card->topo;
+        mem[i].world = card->rank;
+    }
+    pthread_mutex_unlock(&ctx->lock);
+    rc = hc_topo_create(nranks, rank, mem, cfg, &m->topo);
+    if (rc != HCCL_SUCCESS)
+        goto out;
+    hc_topo_view(m->topo, &m->view);
+    mark_simulated_peers(ctx, rank, nranks, peers, m->topo);
+    rc = hc_tune_create(cfg, nranks, &m->view, &m->tune);
+out:
+    if (mem != mem_s)
+        free(mem);
+    if (rc != HCCL_SUCCESS)
+        map_free(m);
+    return rc;
+}
+
+static void map_install(hc_comm_t *c, uint32_t nranks, comm_map_t *m)
+{
+    c->nranks = nranks;
+    c->peer = m->peer;
+    c->p2p_sent = m->peer + nranks;
+    c->p2p_recvd = m->peer + 2 * (size_t)nranks;
+    c->topo = m->topo;
+    c->tune = m->tune;
+    c->view = m->view;
+}
+
+/* Shared by every constructor: c->ctx and c->cfg are set. */
+static int comm_finish(hc_comm_t *c, uint32_t rank, uint32_t nranks, const uint32_t *peers,
+                       uint32_t id, const char *name, uint64_t uid0, int with_topo)
+{
+    comm_map_t m;
+    int rc = map_build(c->ctx, c->cfg, rank, nranks, peers, &m, with_topo);
+    if (rc != HCCL_SUCCESS)
+        return rc;
+    map_install(c, nranks, &m);
+    c->rank = rank;
+    c->id = id;
+    if (name && name[0])
+        snprintf(c->name, sizeof(c->name), "%s", name);
+    else
+        snprintf(c->name, sizeof(c->name), "hcomm-%05x-%08llx", id,
+                 (unsigned long long)(uid0 & 0xffffffffu));
+    c->magic = HC_COMM_MAGIC;
+    HC_INFO(HC_SUB_INIT, "communicator %s: rank %u of %u, id %u%s", c->name, rank, nranks, id,
+            with_topo ? "" : " (topology at its first operation)");
+    return HCCL_SUCCESS;
+}
+
+/* A split's topology model and tuning table cost more than the split
+ * itself (the model is rebuilt from the cards: several us), so
+ * hc_comm_create_map leaves them to the first operation; a communicator
+ * that never runs needs neither. Same cards, same result on every rank. */
+int hc_comm_topo(hc_comm_t *c)
+{
+    static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+    if (__atomic_load_n(&c->topo, __ATOMIC_ACQUIRE) != NULL)
+        return HCCL_SUCCESS;
+    pthread_mutex_lock(&lock); /* the caller and the progress thread may race here */
+    int rc = HCCL_SUCCESS;
+    if (c->topo == NULL) {
+        comm_map_t m;
+        rc = map_build(c->ctx, c->cfg, c->rank, c->nranks, c->peer, &m, 1);
+        if (rc == HCCL_SUCCESS) {
+            free(m.peer); /* c keeps its own map */
+            c->tune = m.tune;
+            c->view = m.view;
+            __atomic_store_n(&c->topo, m.topo, __ATOMIC_RELEASE);
+        } else {
+            HC_ERROR(HC_SUB_TOPO, "communicator %s: building its topology failed: %s", c->name,
+                     HcclGetErrorString(rc));
+        }
+    }
+    pthread_mutex_unlock(&lock);
+    return rc;
+}
+
 int hc_comm_create(hc_context_t *ctx, const hc_config_t *cfg, uint32_t rank,
                    uint32_t nranks, const hc_card_t *cards, uint32_t id,
                    const char *name, hc_comm_t **out)
@@ -153,90 +350,141 @@ int hc_comm_create(hc_context_t *ctx, const hc_config_t *cfg, uint32_t rank,
     if (rc != HCCL_SUCCESS)
         return rc;
     hc_comm_t *c = calloc(1, sizeof(*c));
-    if (c == NULL)
+    uint32_t *peers = calloc(nranks, sizeof(uint32_t));
+    if (c == NULL || peers == NULL) {
+        free(c);
+        free(peers);
         return HCCL_E_MEMORY;
-    c->ctx = ctx;
-    c->rank = rank;
-    c->nranks = nranks;
-    c->id = id;
-    c->peer = calloc(nranks, sizeof(uint32_t));
-    c->p2p_sent = calloc(nranks, sizeof(uint32_t));
-    c->p2p_recvd = calloc(nranks, sizeof(uint32_t));
-    const char **hosts = calloc(nranks, sizeof(char *));
-    const uint8_t **blobs = calloc(nranks, sizeof(uint8_t *));
-    if (!c->peer || !c->p2p_sent || !c->p2p_recvd || !hosts || !blobs) {
-        rc = HCCL_E_MEMORY;
-        goto fail;
     }
-    rc = hc_env_copy(&c->cfg, cfg);
-    if (rc != HCCL_SUCCESS)
+    c->ctx = ctx;
+    rc = HCCL_E_MEMORY;
+    c->cfg_ref = cfg_ref_new(cfg);
+    if (c->cfg_ref == NULL)
         goto fail;
+    c->cfg = &c->cfg_ref->cfg;
     pthread_mutex_lock(&ctx->lock);
     for (uint32_t i = 0; i < nranks; i++) {
-        c->peer[i] = hc_ctx_add_peer(ctx, &cards[i]);
-        if (c->peer[i] == UINT32_MAX) {
+        peers[i] = hc_ctx_add_peer(ctx, &cards[i]);
+        if (peers[i] == UINT32_MAX) {
             pthread_mutex_unlock(&ctx->lock);
-            rc = HCCL_E_MEMORY;
             goto fail;
         }
     }
     pthread_mutex_unlock(&ctx->lock);
-    for (uint32_t i = 0; i < nranks; i++) {
-        hosts[i] = cards[i].host;
-        blobs[i] = cards[i].topo;
-    }
-    rc = hc_topo_create(nranks, hosts, blobs, &c->cfg, &c->topo);
+    rc = comm_finish(c, rank, nranks, peers, id, name, cards[0].uid, 1);
     if (rc != HCCL_SUCCESS)
         goto fail;
-    hc_topo_view(c->topo, &c->view);
-    rc = hc_tune_create(&c->cfg, nranks, &c->view, &c->tune);
-    if (rc != HCCL_SUCCESS)
-        goto fail;
-    if (name && name[0])
-        snprintf(c->name, sizeof(c->name), "%s", name);
-    else
-        snprintf(c->name, sizeof(c->name), "hcomm-%05x-%08llx", id,
-                 (unsigned long long)(cards[0].uid & 0xffffffffu));
-    c->magic = HC_COMM_MAGIC;
-    free(hosts);
-    free(blobs);
-    HC_INFO(HC_SUB_INIT, "communicator %s: rank %u of %u, id %u, %u host(s)", c->name, rank,
-            nranks, id, c->view.nnodes ? c->view.nnodes : 1);
+    free(peers);
     *out = c;
     return HCCL_SUCCESS;
 fail:
-    free(hosts);
-    free(blobs);
+    free(peers);
     hc_comm_destroy(c);
     return rc;
+}
+
+int hc_comm_create_map(hc_comm_t *parent, const hc_config_t *cfg, uint32_t rank,
+                       uint32_t nranks, const uint32_t *peers, uint32_t id,
+                       const char *name, hc_comm_t **out)
+{
+    hc_comm_t *c = calloc(1, sizeof(*c));
+    if (c == NULL)
+        return HCCL_E_MEMORY;
+    c->ctx = parent->ctx;
+    if (cfg) {
+        c->cfg_ref = cfg_ref_new(cfg);
+        if (c->cfg_ref == NULL) {
+            free(c);
+            return HCCL_E_MEMORY;
+        }
+    } else {
+        c->cfg_ref = parent->cfg_ref;
+        __atomic_add_fetch(&c->cfg_ref->refs, 1, __ATOMIC_RELAXED);
+    }
+    c->cfg = &c->cfg_ref->cfg;
+    int rc = comm_finish(c, rank, nranks, peers, id, name, parent->ctx->self.uid, 0);
+    if (rc != HCCL_SUCCESS) {
+        hc_comm_destroy(c);
+        return rc;
+    }
+    *out = c;
+    return HCCL_SUCCESS;
+}
+
+static void cache_drop(hc_comm_t *c)
+{
+    c->memo.ent = NULL;
+    if (c->cache == NULL)
+        return;
+    for (int i = 0; i < HC_SCHED_CACHE; i++) {
+        if (c->cache[i].key.valid || c->cache[i].ws) {
+            hc_sched_free(&c->cache[i].sched);
+            free(c->cache[i].ws);
+        }
+    }
+    free(c->cache);
+    c->cache = NULL;
+}
+
+int hc_comm_rebuild(hc_comm_t *c, uint32_t rank, uint32_t nranks, const uint32_t *peers,
+                    uint32_t id)
+{
+    /* stream operations of the old membership finish first (after a
+     * failure they end with its error, at once after HcclCommAbort) */
+    hc_stream_comm_fini(c);
+    if (c->cache)
+        for (int i = 0; i < HC_SCHED_CACHE; i++)
+            if (c->cache[i].busy) {
+                HC_ERROR(HC_SUB_ELASTIC, "communicator %s: membership change while an "
+                         "operation is in flight (synchronize its streams first)", c->name);
+                return HCCL_E_AGAIN;
+            }
+    comm_map_t m, old;
+    int rc = map_build(c->ctx, c->cfg, rank, nranks, peers, &m, 1);
+    if (rc != HCCL_SUCCESS)
+        return rc;
+    old.peer = c->peer;
+    old.topo = c->topo;
+    old.tune = c->tune;
+    map_install(c, nranks, &m);
+    map_free(&old);
+    cache_drop(c);
+    hc_shm_comm_release(c); /* the next operation sets up staging for the new map */
+    c->rank = rank;
+    c->id = id;
+    c->seq = 0;
+    c->epoch++;
+    c->aborted = 0;
+    c->async_error = HCCL_SUCCESS;
+    return HCCL_SUCCESS;
 }
 
 void hc_comm_destroy(hc_comm_t *c)
 {
     if (c == NULL)
         return;
+    hc_stream_comm_fini(c); /* its stream operations finish first */
     c->magic = 0;
-    for (int i = 0; i < HC_SCHED_CACHE; i++) {
-        if (c->cache[i].key.valid) {
-            hc_sched_free(&c->cache[i].sched);
-            free(c->cache[i].ws);
-        }
-    }
+    hc_elastic_free(c);
+    cache_drop(c);
+    hc_shm_comm_release(c);
     if (c->tune)
         hc_tune_destroy(c->tune);
     if (c->topo)
         hc_topo_destroy(c->topo);
-    hc_env_free(&c->cfg);
-    free(c->peer);
-    free(c->p2p_sent);
-    free(c->p2p_recvd);
+    cfg_ref_put(c->cfg_ref);
+    free(c->peer); /* p2p_sent and p2p_recvd live in the same block */
     free(c);
 }
 
 uint32_t hc_comm_next_seq(hc_comm_t *c)
 {
     uint32_t s = c->seq;
-    c->seq = (c->seq + 1) % HC_TAG_P2P_SEQ; /* never the Send/Recv value */
+    if (c->streams) { /* a queued stream operation may still hold this value */
+        hc_stream_wait_seq(c, s);
+        hc_stream_note_ticket(c);
+    }
+    c->seq = (c->seq + 1) % HC_TAG_CTRL_SEQ; /* never the p2p or control value */
     return s;
 }
 
@@ -245,31 +493,122 @@ void hc_comm_set_error(hc_comm_t *c, int rc)
     __sync_bool_compare_and_swap(&c->async_error, HCCL_SUCCESS, rc);
 }
 
+/* A receive posted from a dead peer never completes by itself
+ * (UCX-FACTS.md): when idle, look for a posted step whose peer's endpoint
+ * has failed (src/transport_ucx.c marks it) and fail the operation. Only
+ * an endpoint notices a death (keepalive), and a process that only ever
+ * received from a peer has none: after a long wait (`watch`), create the
+ * endpoint to the peer of a posted receive so that keepalive covers it. */
+#define HC_IDLE_BEFORE_WATCH 4096 /* idle polls (with sched_yield: several ms) */
+static int failed_peer(hc_comm_t *c, hc_exec_t *const *ex, uint32_t n, const char *what,
+                       int watch)
+{
+    for (uint32_t i = 0; i < n; i++) {
+        const hc_exec_t *e = ex[i];
+        if (e->status != HCCL_E_AGAIN || e->tp != &hc_ucx_ops)
+            continue;
+        const hc_comm_t *tc = e->tctx;
+        for (uint32_t k = 0; k < e->nposted; k++) {
+            const uint32_t si = e->posted[k];
+            const hc_step_t *t = &e->s->steps[si];
+            /* the peer it waits on (a WAIT on every rank: the one it is at) */
+            const uint32_t tp = e->x[si].peer;
+            hc_peer_t *p = hc_comm_peer(tc, tp);
+            if (e->x[si].status != HCCL_E_AGAIN)
+                continue;
+            if (p->failed == 0 && watch && p->ep == NULL) {
+                int rc;
+                if (hc_ctx_ep(c->ctx, tc->peer[tp], &rc) == NULL && p->failed == 0)
+                    p->failed = rc;
+            }
+            if (p->failed == 0)
+                continue;
+            HC_ERROR(HC_SUB_COLL | HC_SUB_ELASTIC,
+                     "%s on comm %s rank %u, op seq %u, algorithm %s: step %u/%u %s %s rank %u "
+                     "failed: process %s:%d is unreachable (%s)", what, tc->name, tc->rank,
+                     e->seq, e->s->algo ? e->s->algo : "?", si, e->s->nsteps,
+                     t->kind == HC_STEP_SEND ? "SEND" : t->kind == HC_STEP_WAIT ? "WAIT" : "RECV",
+                     t->kind == HC_STEP_SEND ? "to" : "from", tp, p->card.host,
+                     p->card.pid, HcclGetErrorString(p->failed));
+            return p->failed;
+        }
+        /* a collective cannot complete without every member: a member
+         * known dead fails it now rather than at the deadline */
+        if (e->seq == HC_TAG_P2P_SEQ || e->seq == HC_TAG_CTRL_SEQ)
+            continue;
+        for (uint32_t r = 0; r < tc->nranks; r++) {
+            const hc_peer_t *p = hc_comm_peer(tc, r);
+            if (p->failed == 0)
+                continue;
+            HC_ERROR(HC_SUB_COLL | HC_SUB_ELASTIC,
+                     "%s on comm %s rank %u, op seq %u, algorithm %s: member rank %u (process "
+                     "%s:%d) failed (%s); giving up", what, tc->name, tc->rank, e->seq,
+                     e->s->algo ? e->s->algo : "?", r, p->card.host, p->card.pid,
+                     HcclGetErrorString(p->failed));
+            return p->failed;
+        }
+    }
+    return HCCL_SUCCESS;
+}
+
+/* Empty polls before the waiter starts yielding the core. Shared-staging
+ * polls are ~20 ns, UCX progress calls ~10x that; with more ranks on a
+ * host than cores a spinning waiter only delays the rank it waits for. */
+static unsigned spin_polls(const hc_comm_t *c, int local)
+{
+    static long cores;
+    if (cores == 0) {
+        long k = sysconf(_SC_NPROCESSORS_ONLN);
+        cores = k > 0 ? k : 1;
+    }
+    uint32_t per_host = c->view.nnodes > 1 ? c->nranks / c->view.nnodes : c->nranks;
+    if (per_host > (uint32_t)cores)
+        return HC_SPIN_OVERSUBSCRIBED;
+    return local ? HC_SPIN_LOCAL : HC_SPIN_BEFORE_YIELD;
+}
+
 int hc_comm_wait(hc_comm_t *c, hc_exec_t *const *ex, uint32_t n, const char *what)
 {
     hc_context_t *ctx = c->ctx;
-    double timeout = c->cfg.exec_timeout, start = 0;
+    double timeout = c->cfg->exec_timeout, start = 0;
     unsigned idle = 0;
     int rc = HCCL_SUCCESS;
+    /* Schedules without messages (shared staging only) need neither the
+     * worker nor ctx->lock on the fast path; the worker is still driven
+     * while idle (endpoint errors, keepalive). */
+    int local = 1;
+    for (uint32_t i = 0; i < n; i++)
+        local &= ex[i]->s->nmsgs == 0;
+    const unsigned spin = spin_polls(c, local);
     for (;;) {
-        uint32_t pending = 0;
-        pthread_mutex_lock(&ctx->lock);
+        uint32_t pending = 0, moved = 0;
+        if (!local)
+            pthread_mutex_lock(&ctx->lock);
         for (uint32_t i = 0; i < n; i++) {
+            const uint32_t before = ex[i]->ndone;
             int r = hc_exec_progress(ex[i]);
+            moved += ex[i]->ndone != before;
             if (r == HCCL_E_AGAIN)
                 pending++;
             else if (r != HCCL_SUCCESS && rc == HCCL_SUCCESS)
                 rc = r;
         }
         if (rc != HCCL_SUCCESS || pending == 0) {
-            if (rc != HCCL_SUCCESS)
+            if (rc != HCCL_SUCCESS) {
+                if (local)
+                    pthread_mutex_lock(&ctx->lock);
                 for (uint32_t i = 0; i < n; i++)
                     hc_exec_cancel(ex[i], rc);
-            pthread_mutex_unlock(&ctx->lock);
+                if (local)
+                    pthread_mutex_unlock(&ctx->lock);
+            }
+            if (!local)
+                pthread_mutex_unlock(&ctx->lock);
             break;
         }
-        unsigned events = ucp_worker_progress(ctx->worker);
-        pthread_mutex_unlock(&ctx->lock);
+        unsigned events = local ? moved : hc_ctx_poll(ctx);
+        if (!local)
+            pthread_mutex_unlock(&ctx->lock);
         if (events) {
             idle = 0;
             continue;
@@ -280,8 +619,17 @@ int hc_comm_wait(hc_comm_t *c, hc_exec_t *const *ex, uint32_t n, const char *wha
                     c->rank);
             continue; /* the next pass cancels */
         }
-        if (++idle < HC_SPIN_BEFORE_YIELD)
+        if (++idle < spin)
             continue;
+        if ((idle & 15) == 0) {
+            pthread_mutex_lock(&ctx->lock); /* ctx->peers may be reallocated meanwhile */
+            if (local)
+                hc_ctx_poll(ctx);
+            rc = failed_peer(c, ex, n, what, idle >= HC_IDLE_BEFORE_WATCH);
+            pthread_mutex_unlock(&ctx->lock);
+            if (rc != HCCL_SUCCESS)
+                continue; /* the next pass cancels */
+        }
         sched_yield();
         if (timeout > 0 && (idle & 63) == 0) {
             double t = now_s();
@@ -314,6 +662,11 @@ int hc_comm_wait(hc_comm_t *c, hc_exec_t *const *ex, uint32_t n, const char *wha
 static hc_sched_entry_t *cache_get(hc_comm_t *c, const hc_sched_key_t *k)
 {
     hc_sched_entry_t *victim = NULL;
+    if (c->cache == NULL) { /* a communicator that never runs costs no cache */
+        c->cache = calloc(HC_SCHED_CACHE, sizeof(*c->cache));
+        if (c->cache == NULL)
+            return NULL; /* the caller uses a private entry */
+    }
     for (int i = 0; i < HC_SCHED_CACHE; i++) {
         hc_sched_entry_t *e = &c->cache[i];
         if (e->key.valid && !e->busy && memcmp(&e->key, k, sizeof(*k)) == 0) {
@@ -322,8 +675,10 @@ static hc_sched_entry_t *cache_get(hc_comm_t *c, const hc_sched_key_t *k)
         }
         if (e->busy)
             continue;
-        if (victim == NULL || !e->key.valid ||
-            (victim->key.valid && e->last_use < victim->last_use))
+        /* the first free entry, else the least recently used: new keys
+         * fill the table from the front, so a lookup stops early */
+        if (victim == NULL ||
+            (victim->key.valid && (!e->key.valid || e->last_use < victim->last_use)))
             victim = e;
     }
     return victim; /* caller rebuilds it (NULL: all busy) */
@@ -346,37 +701,65 @@ static void scale_output(const hc_op_t *op, hc_comm_t *c)
     }
 }
 
-int hc_op_begin(hc_comm_t *c, const hc_op_t *op_in, hc_running_t *r)
+static int op_begin(hc_comm_t *c, const hc_op_t *op_in, hc_running_t *r, uint32_t seq)
 {
-    memset(r, 0, sizeof(*r));
+    /* Only what hc_op_end reads before the executor exists: clearing the
+     * whole ~1 KB (the private entry, the executor) cost as much as the
+     * rest of a small operation's set-up. */
     r->c = c;
     r->op = *op_in;
+    r->ent = NULL;
+    r->use_local = 0;
+    r->tmp = NULL;
+    r->e.trace = NULL;
+    r->e.half = NULL;
     hc_op_t *op = &r->op;
     hc_coll_args_t *a = &op->args;
+    int trc = hc_comm_topo(c); /* a split's first operation builds it */
+    if (trc != HCCL_SUCCESS)
+        return trc;
     a->rank = c->rank;
     a->nranks = c->nranks;
     a->topo = &c->view;
-    a->deterministic = c->cfg.deterministic;
+    a->deterministic = c->cfg->deterministic;
     if (a->op == HCCL_REDUCE_AVG)
         a->op = HCCL_REDUCE_SUM;
-    const hc_algo_t *algo = hc_tune_select(c->tune, a);
+    if (c->shm_state == 0) /* collective: every rank's first operation on c */
+        hc_shm_comm_setup(c);
+    a->shm_bytes = c->shm ? c->shm->half_bytes : 0;
+    hc_comm_lock(c); /* the cache is shared with the progress thread (src/stream.h) */
+    const hc_sched_key_t *mk = &c->memo.key;
+    const hc_algo_t *algo;
     hc_sched_key_t k;
-    memset(&k, 0, sizeof(k));
-    k.coll = (uint8_t)a->coll;
-    k.algo = (uint8_t)algo->id;
-    k.dtype = (uint8_t)a->dtype;
-    k.op = (uint8_t)a->op;
-    k.in_place = (uint8_t)a->in_place;
-    k.valid = 1;
-    k.root = a->root;
-    k.count = a->count;
-    k.chunk = a->chunk_bytes;
     int rc;
     hc_sched_entry_t *ent = NULL;
-    if (a->coll != HC_COLL_ALLTOALLV)
-        ent = cache_get(c, &k);
+    if (c->memo.ent && mk->count == a->count && mk->coll == a->coll && mk->dtype == a->dtype &&
+        mk->op == a->op && mk->in_place == a->in_place && mk->root == a->root &&
+        !c->memo.ent->busy && memcmp(&c->memo.ent->key, mk, sizeof(*mk)) == 0) {
+        /* the same operation as last time: the same algorithm and entry */
+        algo = c->memo.algo;
+        k = *mk;
+        a->chunk_bytes = k.chunk;
+        ent = c->memo.ent;
+        ent->last_use = ++c->use_clock;
+    } else {
+        algo = hc_tune_select(c->tune, a);
+        memset(&k, 0, sizeof(k));
+        k.coll = (uint8_t)a->coll;
+        k.algo = (uint8_t)algo->id;
+        k.dtype = (uint8_t)a->dtype;
+        k.op = (uint8_t)a->op;
+        k.in_place = (uint8_t)a->in_place;
+        k.valid = 1;
+        k.root = a->root;
+        k.count = a->count;
+        k.chunk = a->chunk_bytes;
+        if (a->coll != HC_COLL_ALLTOALLV)
+            ent = cache_get(c, &k);
+    }
     if (ent == NULL) { /* uncacheable, or every entry busy: a private one */
         ent = &r->local;
+        hc_zero(ent, sizeof(*ent));
         r->use_local = 1;
     }
     if (memcmp(&ent->key, &k, sizeof(k)) != 0) {
@@ -392,15 +775,16 @@ int hc_op_begin(hc_comm_t *c, const hc_op_t *op_in, hc_running_t *r)
         if (rc != HCCL_SUCCESS) {
             HC_ERROR(HC_SUB_COLL, "%s: building the %s schedule failed: %d", op->api,
                      algo->name, rc);
-            goto fail;
+            goto fail_locked;
         }
         ent->sched.algo = algo->name;
+        ent->xnode_bytes = hc_topo_xnode_bytes(c->topo, c->rank, &ent->sched);
         size_t need = hc_exec_ws_size(&ent->sched);
         if (need > ent->ws_size) {
             void *ws = realloc(ent->ws, need);
             if (ws == NULL) {
                 rc = HCCL_E_MEMORY;
-                goto fail;
+                goto fail_locked;
             }
             ent->ws = ws;
             ent->ws_size = need;
@@ -409,35 +793,81 @@ int hc_op_begin(hc_comm_t *c, const hc_op_t *op_in, hc_running_t *r)
             ent->key = k;
         ent->last_use = ++c->use_clock;
     }
+    if (!r->use_local) {
+        c->memo.key = k;
+        c->memo.ent = ent;
+        c->memo.algo = algo;
+    }
     ent->busy = 1;
     r->ent = ent;
+    hc_comm_unlock(c);
     r->tmp = hc_ctx_tmp_get(c->ctx, ent->sched.tmp_bytes, &rc);
     if (rc != HCCL_SUCCESS)
         goto fail;
     void *bufs[HC_NBUFS] = {op->send, op->recv, r->tmp};
-    rc = hc_exec_start(&r->e, &ent->sched, bufs, &hc_ucx_ops, c, c->rank, c->id,
-                       hc_comm_next_seq(c), a->dtype, a->op, ent->ws);
+    rc = hc_exec_start(&r->e, &ent->sched, bufs, &hc_ucx_ops, c, c->rank, c->id, seq, a->dtype,
+                       a->op, ent->ws);
     if (rc != HCCL_SUCCESS)
         goto fail;
+    if (ent->sched.seg_bytes) {
+        if (c->shm == NULL) {
+            HC_ERROR(HC_SUB_COLL, "%s: algorithm %s needs shared staging, which comm %s lacks",
+                     op->api, algo->name, c->name);
+            rc = HCCL_E_INTERNAL;
+            goto fail;
+        }
+        hc_shm_bind(c, &r->e);
+    }
+    if (hc_trace_on)
+        hc_task_trace_begin(r, algo->name, r->e.seq);
     if (HC_LOG_ON(HC_LOG_INFO, HC_SUB_COLL))
         hc_log_write(HC_LOG_INFO, HC_SUB_COLL, __FILE__, __LINE__,
-                     "%s comm %s: count %llu %s, algorithm %s, %u steps", op->api, c->name,
-                     (unsigned long long)a->count, hc_dtype_name(a->dtype), algo->name,
-                     ent->sched.nsteps);
+                     "%s comm %s: count %llu %s, algorithm %s, %u steps, %llu B to other "
+                     "nodes", op->api, c->name, (unsigned long long)a->count,
+                     hc_dtype_name(a->dtype), algo->name, ent->sched.nsteps,
+                     (unsigned long long)ent->xnode_bytes);
     return HCCL_SUCCESS;
+fail_locked:
+    hc_comm_unlock(c);
 fail:
     hc_op_end(r, rc);
+    return rc;
+}
+
+/* Once a communicator has had stream operations, its operations begin in
+ * program order (their turn, src/stream.h): what begin decides (shared
+ * staging epochs, src/shm.h) is then the same on every rank. */
+int hc_op_begin(hc_comm_t *c, const hc_op_t *op_in, hc_running_t *r)
+{
+    uint64_t ticket = op_in->has_seq ? op_in->ticket : HC_NO_TICKET;
+    uint32_t seq = op_in->has_seq ? op_in->seq : hc_comm_next_seq(c);
+    if (!op_in->has_seq)
+        ticket = hc_stream_last_ticket(c);
+    hc_stream_wait_turn(c, ticket);
+    int rc = op_begin(c, op_in, r, seq);
+    hc_stream_begun(c, ticket);
     return rc;
 }
 
 void hc_op_end(hc_running_t *r, int rc)
 {
     hc_comm_t *c = r->c;
+    const hc_trace_op_t *tr = r->e.trace;
+    r->e.trace = NULL;
+    if (r->e.half) /* the next operation may use the staging */
+        hc_shm_op_end(c, &r->e);
     if (r->tmp)
         hc_ctx_tmp_put(c->ctx, r->tmp);
     r->tmp = NULL;
+    hc_comm_lock(c);
     if (r->ent)
         r->ent->busy = 0;
+    c->ops++;
+    if (r->ent && rc == HCCL_SUCCESS) {
+        c->xnode_last = r->ent->xnode_bytes;
+        c->xnode_total += r->ent->xnode_bytes;
+    }
+    hc_comm_unlock(c);
     if (r->use_local) {
         hc_sched_free(&r->local.sched);
         free(r->local.ws);
@@ -446,7 +876,8 @@ void hc_op_end(hc_running_t *r, int rc)
     r->ent = NULL;
     if (rc == HCCL_SUCCESS && r->op.user_op == HCCL_REDUCE_AVG)
         scale_output(&r->op, c);
-    c->ops++;
+    if (tr)
+        hc_trace_op_end(tr, rc);
 }
 
 int hc_comm_run(hc_comm_t *c, const hc_op_t *op)

@@ -17,6 +17,7 @@
 #include "context.h"
 #include "env.h"
 #include "exec.h"
+#include "trace.h"
 
 struct hc_topo;
 struct hc_tune;
@@ -37,6 +38,7 @@ typedef struct hc_sched_entry {
     size_t ws_size;
     int busy;           /* in use by a running operation */
     uint64_t last_use;
+    uint64_t xnode_bytes; /* what the schedule sends to ranks on other nodes */
 } hc_sched_entry_t;
 
 typedef struct hc_comm {
@@ -45,18 +47,42 @@ typedef struct hc_comm {
     uint32_t rank, nranks;
     uint32_t *peer;           /* comm rank -> address-book index */
     uint32_t id;              /* tag id (20 bits) */
-    uint32_t seq;             /* collective sequence (never HC_TAG_P2P_SEQ) */
+    uint32_t seq;             /* collective sequence (< HC_TAG_CTRL_SEQ) */
     uint32_t *p2p_sent, *p2p_recvd; /* Send/Recv counters per peer */
     char name[COMM_NAME_MAX_LENGTH];
-    hc_config_t cfg;          /* effective: environment + HcclCommConfig */
+    /* Effective configuration (environment + HcclCommConfig), read-only and
+     * shared with the communicators split from this one: a split copies no
+     * 18 KB config (src/split.c). */
+    const hc_config_t *cfg;
+    struct hc_cfg_ref *cfg_ref;
     struct hc_topo *topo;
     hc_topo_view_t view;
     struct hc_tune *tune;
-    hc_sched_entry_t cache[HC_SCHED_CACHE];
+    hc_sched_entry_t *cache;  /* HC_SCHED_CACHE entries, allocated at first use */
     uint64_t use_clock;
     volatile int async_error; /* first asynchronous error */
     volatile int aborted;
     uint64_t ops;             /* operations run (for logs) */
+    /* bytes this rank sent to other nodes (docs/TOPOLOGY.md): by the last
+     * collective that succeeded, and by all of them */
+    uint64_t xnode_last, xnode_total;
+    uint32_t epoch;           /* membership changes so far (src/elastic.c) */
+    struct hc_elastic *el;    /* join state (open MPI port), NULL if none */
+    /* stream state (src/stream.h): cache lock, held sequence numbers;
+     * allocated by the first stream operation, NULL until then */
+    struct hc_comm_streams *streams;
+    /* shared staging (src/shm.h): state 0 = not set up yet (the first
+     * operation does it), 1 = in use (shm != NULL), -1 = not available */
+    int shm_state;
+    struct hc_shm_comm *shm;
+    /* the previous operation's selection: a repeat of it (same collective,
+     * count, type, op, root, in-place) skips the selection and the cache
+     * lookup in hc_op_begin; ent == NULL: none */
+    struct {
+        hc_sched_key_t key;
+        hc_sched_entry_t *ent;
+        const hc_algo_t *algo;
+    } memo;
 } hc_comm_t;
 
 /* Validate a handle: HCCL_SUCCESS, or HCCL_E_PTR / HCCL_E_PARA (logged). */
@@ -70,12 +96,38 @@ int hc_comm_create(hc_context_t *ctx, const hc_config_t *cfg, uint32_t rank,
                    const char *name, hc_comm_t **out);
 void hc_comm_destroy(hc_comm_t *c);
 
+/* A communicator over ranks the context already knows (split, groups):
+ * peers[i] is rank i's address-book index. Shares parent's configuration
+ * unless cfg is given (then copied). No exchange, no endpoint, no buffer. */
+int hc_comm_create_map(hc_comm_t *parent, const hc_config_t *cfg, uint32_t rank,
+                       uint32_t nranks, const uint32_t *peers, uint32_t id,
+                       const char *name, hc_comm_t **out);
+/* Membership change in place (src/elastic.c): new rank map and id; p2p
+ * counters and sequence reset, schedule cache dropped, topology and tuning
+ * rebuilt, abort and async error cleared. Nothing may be in flight. On
+ * failure the communicator is unchanged. */
+int hc_comm_rebuild(hc_comm_t *c, uint32_t rank, uint32_t nranks, const uint32_t *peers,
+                    uint32_t id);
+/* Build the topology model and tuning table if not yet (a split's are
+ * built at its first operation; hc_op_begin calls this). Thread-safe. */
+int hc_comm_topo(hc_comm_t *c);
+/* The address-book entry of comm rank r. */
+static inline hc_peer_t *hc_comm_peer(const hc_comm_t *c, uint32_t r)
+{
+    return c->ctx->peers[c->peer[r]];
+}
+
 /* Fill this process's card for communicator rank `rank` (proposal for the
  * comm id included). */
 void hc_comm_fill_card(hc_context_t *ctx, const hc_config_t *cfg, uint32_t rank,
                        hc_card_t *card);
 /* The agreed id: max of the proposals; remembers it in the context. */
 uint32_t hc_comm_agree_id(hc_context_t *ctx, const hc_card_t *cards, uint32_t n);
+/* Reserve an id proposal (every proposal of one process is different, so
+ * two creations in flight in one process never agree on the same id from
+ * its own proposals), and record an agreed one (max of the proposals). */
+uint32_t hc_comm_propose_id(hc_context_t *ctx);
+uint32_t hc_comm_note_id(hc_context_t *ctx, uint32_t max_proposal);
 
 /* Merge the environment with an HcclCommConfig (config wins). */
 int hc_comm_config(const hc_config_t *env, const HcclCommConfig *config, hc_config_t *out);
@@ -86,6 +138,14 @@ typedef struct hc_op {
     void *send, *recv;
     const char *api;          /* "HcclAllReduce", for logs */
     HcclReduceOp user_op;     /* AVG is run as SUM then scaled */
+    /* set by stream tasks (src/stream.h): sequence number and begin turn
+     * (ticket) reserved at enqueue (has_seq), stream and enqueue time for
+     * the trace */
+    int has_seq;
+    uint32_t seq;
+    uint64_t ticket;
+    uint32_t stream_id;
+    uint64_t t_enq;
 } hc_op_t;
 
 /* An operation between begin and end. */
@@ -97,6 +157,7 @@ typedef struct hc_running {
     int use_local;
     void *tmp;
     hc_exec_t e;
+    hc_trace_op_t tr;         /* the timeline's view of it (HCCL_TRACE_FILE) */
 } hc_running_t;
 
 /* Select, build (or reuse) the schedule, take scratch, start the executor.
@@ -111,7 +172,12 @@ int hc_comm_run(hc_comm_t *c, const hc_op_t *op);
  * Returns the first error, or HCCL_SUCCESS when all are done. */
 int hc_comm_wait(hc_comm_t *c, hc_exec_t *const *ex, uint32_t n, const char *what);
 
-/* Next collective sequence number. */
+/* Tag sequence value reserved for membership control messages (the
+ * agreements of src/split.c and src/elastic.c), beside HC_TAG_P2P_SEQ:
+ * collectives cycle through the values below both. */
+#define HC_TAG_CTRL_SEQ (HC_TAG_P2P_SEQ - 1)
+
+/* Next collective sequence number (never HC_TAG_P2P_SEQ or HC_TAG_CTRL_SEQ). */
 uint32_t hc_comm_next_seq(hc_comm_t *c);
 
 /* Record an asynchronous error (first one wins). */

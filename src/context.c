@@ -14,6 +14,9 @@
 
 #include "gpu.h"
 #include "log.h"
+#include "shm.h"
+#include "stream.h"
+#include "trace.h"
 #include "transport_ucx.h"
 #include "../topo/topo.h"
 
@@ -40,6 +43,10 @@ static uint64_t make_uid(void)
 
 static void ctx_destroy(hc_context_t *ctx)
 {
+    hc_engine_destroy(ctx); /* the progress thread stops before the worker goes */
+    hc_trace_flush();
+    hc_shm_ctx_fini(ctx); /* remote keys and our segment, before the endpoints */
+    ctx->closing = 1;
     /* Requests abandoned at a timeout (a send the peer never read) keep
      * their endpoint busy: close those endpoints by force, which completes
      * the requests, so the worker is destroyed with none outstanding. */
@@ -50,7 +57,7 @@ static void ctx_destroy(hc_context_t *ctx)
         free(ctx->peers[i]);
     }
     for (int i = 0; i < 100000 && ctx->n_detached > 0; i++)
-        ucp_worker_progress(ctx->worker);
+        hc_ctx_poll(ctx);
     free(ctx->peers);
     while (ctx->free_tmp) { /* tmp_hdr_t chain (see below) */
         hc_tmpbuf_t *b = ctx->free_tmp;
@@ -84,6 +91,7 @@ int hc_ctx_acquire(hc_context_t **out)
     pthread_mutex_init(&ctx->lock, NULL);
     ctx->env = env;
     ctx->next_comm_id = 1;
+    hc_trace_setup(env);
     rc = hc_ucx_init(ctx);
     if (rc != HCCL_SUCCESS) {
         pthread_mutex_destroy(&ctx->lock);
@@ -98,7 +106,8 @@ int hc_ctx_acquire(hc_context_t **out)
     me->uid = make_uid();
     me->pid = (int32_t)getpid();
     gethostname(me->host, sizeof(me->host) - 1);
-    hc_topo_local_facts(me->topo, sizeof(me->topo));
+    hc_topo_local_facts(env, me->topo, sizeof(me->topo));
+    hc_shm_ctx_init(ctx);
     ctx->refs = 1;
     g_ctx = ctx;
     *out = ctx;
@@ -233,7 +242,7 @@ void hc_ctx_tmp_put(hc_context_t *ctx, void *ptr)
 int hc_ctx_progress(hc_context_t *ctx)
 {
     pthread_mutex_lock(&ctx->lock);
-    int n = (int)ucp_worker_progress(ctx->worker);
+    int n = (int)hc_ctx_poll(ctx);
     pthread_mutex_unlock(&ctx->lock);
     return n;
 }

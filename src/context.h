@@ -25,6 +25,8 @@
 #define HC_HOST_MAX 64
 #define HC_ADDR_MAX 1536
 #define HC_TOPO_BLOB 512
+#define HC_RKEY_MAX 256
+#define HC_ADDR_TCP_MAX 256
 
 /* What each process tells the others at init (one fixed-size record, so
  * the MPI bootstrap is a single MPI_Allgather). Also carries the settings
@@ -45,15 +47,31 @@ typedef struct hc_card {
     uint32_t addr_len;
     uint8_t topo[HC_TOPO_BLOB]; /* topo/'s facts about this process (opaque here) */
     uint8_t addr[HC_ADDR_MAX];  /* UCX worker address */
+    /* the shared staging segment (src/shm.h); shm_size 0: none */
+    uint64_t shm_base;          /* its address in this process (ucp_rkey_ptr's raddr) */
+    uint64_t shm_size;
+    uint32_t shm_rkey_len;
+    uint8_t shm_rkey[HC_RKEY_MAX]; /* packed UCX remote key */
+    /* the TCP-only worker for simulated hosts (topo/topo.h); len 0: none */
+    uint32_t addr_tcp_len;
+    uint8_t addr_tcp[HC_ADDR_TCP_MAX];
 } hc_card_t;
 
 #define HC_CARD_MAGIC 0x68636f6du /* "hcom" */
-#define HC_ABI 1
+#define HC_ABI 2
 
 typedef struct hc_peer {
     hc_card_t card;
     ucp_ep_h ep;        /* NULL until first use */
     int failed;         /* an error was seen on the endpoint (HCCL_E_*) */
+    /* its staging segment mapped here (src/shm.c): 0 not tried, 1 mapped,
+     * -1 unreachable */
+    int shm_state;
+    ucp_rkey_h shm_rkey;
+    char *shm_ptr;
+    /* on another declared node of this machine (a simulated cluster): its
+     * endpoint and our receives live on ctx->worker_tcp */
+    int via_tcp;
 } hc_peer_t;
 
 /* Header of a pooled scratch buffer (it lives in the buffer's mapping). */
@@ -78,7 +96,37 @@ typedef struct hc_context {
     uint64_t n_eps_created, n_bufs_allocated, bytes_allocated;
     /* requests abandoned by a cancel that UCX has not completed yet */
     volatile int64_t n_detached;
+    /* the shared staging segment and its allocator (src/shm.c); NULL: none */
+    struct hc_shm_ctx *shm;
+    /* the progress thread and its queues (src/stream.c), started with the
+     * first stream operation; NULL until then */
+    struct hc_engine *engine;
+    /* Simulated clusters (HCCL_TOPO_FILE declares several nodes): a second
+     * UCX context restricted to TCP, so that traffic between declared nodes
+     * that share a machine crosses a network stack, while traffic inside a
+     * declared node keeps shared memory. UCX picks transports per worker,
+     * not per endpoint, hence the second worker. NULL: none. */
+    ucp_context_h ucp_tcp;
+    ucp_worker_h worker_tcp;
+    /* being destroyed: endpoint errors are expected (peers exit too) and
+     * the address book is being freed, so the error callback ignores them */
+    volatile int closing;
 } hc_context_t;
+
+/* Progress every worker of the context once (ctx->lock held): use this,
+ * not ucp_worker_progress(ctx->worker), wherever hcomm drives UCX. */
+static inline unsigned hc_ctx_poll(hc_context_t *ctx)
+{
+    unsigned n = ucp_worker_progress(ctx->worker);
+    if (ctx->worker_tcp)
+        n += ucp_worker_progress(ctx->worker_tcp);
+    return n;
+}
+/* The worker that carries traffic with a peer (address-book index). */
+static inline ucp_worker_h hc_ctx_worker_of(hc_context_t *ctx, uint32_t peer)
+{
+    return ctx->peers[peer]->via_tcp ? ctx->worker_tcp : ctx->worker;
+}
 
 /* Take a reference on the process context, creating it if needed. */
 int hc_ctx_acquire(hc_context_t **ctx);

@@ -702,6 +702,8 @@ static void hc_isa_detect(void)
     __atomic_store_n(&hc_isa_cur, hc_isa_best, __ATOMIC_RELAXED);
 }
 
+static int hc_isa_forced; /* hc_reduce_set_isa named one: use it at every size */
+
 static inline int hc_isa_get(void)
 {
     pthread_once(&hc_isa_once, hc_isa_detect);
@@ -714,6 +716,7 @@ int hc_reduce_set_isa(const char *isa)
     if (isa == NULL)
         return -1;
     if (strcmp(isa, "auto") == 0) {
+        __atomic_store_n(&hc_isa_forced, 0, __ATOMIC_RELAXED);
         __atomic_store_n(&hc_isa_cur, hc_isa_best, __ATOMIC_RELAXED);
         return 0;
     }
@@ -721,6 +724,7 @@ int hc_reduce_set_isa(const char *isa)
         if (strcmp(isa, hc_isa_names[i]) == 0) {
             if (!hc_isa_ok[i])
                 return -1;
+            __atomic_store_n(&hc_isa_forced, 1, __ATOMIC_RELAXED);
             __atomic_store_n(&hc_isa_cur, i, __ATOMIC_RELAXED);
             return 0;
         }
@@ -742,11 +746,33 @@ static inline hc_kern_fn hc_kern_get(HcclDataType t, HcclReduceOp op)
     return hc_kern[hc_isa_get()][t][op];
 }
 
+/* Small reductions (unless an ISA was forced with hc_reduce_set_isa): the
+ * first 512-bit instruction after a pause costs
+ * ~100 ns on the development machine (the wide units wake up; measured
+ * inside a 2-rank AllReduce of 8 B..2 KB, docs/PERFORMANCE.md), more than
+ * the whole reduction of a few hundred bytes. Below HC_WIDE_MIN_BYTES the
+ * kernels stay at 256 bits, below one 256-bit vector scalar (the SIMD
+ * kernels would only run their scalar tail); all give the same bits. */
+#define HC_WIDE_MIN_BYTES 4096
+#define HC_SIMD_MIN_BYTES 32
+
+static inline int hc_isa_for(size_t bytes)
+{
+    int isa = hc_isa_get();
+    if (__atomic_load_n(&hc_isa_forced, __ATOMIC_RELAXED))
+        return isa; /* tests compare one kernel set at every size */
+    if (bytes < HC_SIMD_MIN_BYTES)
+        return HC_ISA_SCALAR;
+    return bytes < HC_WIDE_MIN_BYTES && isa > HC_ISA_AVX2 ? HC_ISA_AVX2 : isa;
+}
+
 void hc_reduce(void *dst, const void *a, const void *b, size_t count, HcclDataType t,
                HcclReduceOp op)
 {
-    hc_kern_fn fn = hc_kern_get(t, op);
-    if (fn != NULL && count > 0)
+    if ((unsigned)t >= HC_NTYPES || (unsigned)op >= HC_NOPS || count == 0)
+        return;
+    hc_kern_fn fn = hc_kern[hc_isa_for(count * hc_dtype_size(t))][t][op];
+    if (fn != NULL)
         fn(dst, a, b, count);
 }
 
@@ -755,7 +781,7 @@ void hc_reduce_multi(void *dst, const void *const *src, size_t nsrc, size_t coun
 {
     if ((unsigned)t >= HC_NTYPES || (unsigned)op >= HC_NOPS || nsrc == 0 || count == 0)
         return;
-    int isa = hc_isa_get();
+    int isa = hc_isa_for(count * hc_dtype_size(t));
     hc_kern_fn fn = hc_kern[isa][t][op];
     hc_multi_fn mfn = hc_mkern[isa][t][op];
     if (fn == NULL)

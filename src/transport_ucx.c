@@ -8,7 +8,8 @@
  * memory the caller has reused. Endpoints use peer error handling so that
  * a dead peer fails the operation instead of hanging it; UCX then drops
  * shared memory unless UCX_MM_ERROR_HANDLING=y, which we set unless the
- * user did (UCX-FACTS.md).
+ * user did (UCX-FACTS.md); likewise UCX_KEEPALIVE_INTERVAL=1s, so that a
+ * peer that dies marks its entry failed within about a second.
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
@@ -21,6 +22,7 @@
 
 #include "comm.h"
 #include "log.h"
+#include "../topo/topo.h"
 
 typedef struct {
     hc_xfer_t *x; /* NULL once detached */
@@ -44,12 +46,75 @@ int hc_ucx_status_to_hccl(ucs_status_t st)
     }
 }
 
+/* A simulated cluster (topo/topo.h: HCCL_TOPO_FILE puts ranks on several
+ * nodes) gets a second context restricted to TCP: pairs on different
+ * declared nodes of one machine talk through it (context.h). Not fatal:
+ * without it they keep the default transports. */
+static void tcp_worker_init(hc_context_t *ctx)
+{
+    if (!hc_topo_wants_tcp(ctx->env))
+        return;
+    ucp_config_t *config = NULL;
+    ucp_address_t *addr = NULL;
+    size_t len = 0;
+    const char *what = "ucp_config_read";
+    ucs_status_t st = ucp_config_read(NULL, NULL, &config);
+    if (st == UCS_OK && (what = "UCX_TLS=tcp", st = ucp_config_modify(config, "TLS", "tcp")) == UCS_OK) {
+        ucp_params_t p;
+        memset(&p, 0, sizeof(p));
+        p.field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_REQUEST_SIZE;
+        p.features = UCP_FEATURE_TAG | UCP_FEATURE_WAKEUP;
+        p.request_size = sizeof(req_slot_t);
+        what = "ucp_init";
+        st = ucp_init(&p, config, &ctx->ucp_tcp);
+    }
+    if (config)
+        ucp_config_release(config);
+    if (st == UCS_OK) {
+        ucp_worker_params_t wp;
+        memset(&wp, 0, sizeof(wp));
+        wp.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE;
+        wp.thread_mode = UCS_THREAD_MODE_SERIALIZED;
+        what = "ucp_worker_create";
+        st = ucp_worker_create(ctx->ucp_tcp, &wp, &ctx->worker_tcp);
+    }
+    if (st == UCS_OK && (what = "ucp_worker_get_address",
+                         st = ucp_worker_get_address(ctx->worker_tcp, &addr, &len)) == UCS_OK) {
+        if (len <= HC_ADDR_TCP_MAX) {
+            memcpy(ctx->self.addr_tcp, addr, len);
+            ctx->self.addr_tcp_len = (uint32_t)len;
+        } else {
+            what = "the address size";
+            st = UCS_ERR_BUFFER_TOO_SMALL;
+        }
+        ucp_worker_release_address(ctx->worker_tcp, addr);
+    }
+    if (st != UCS_OK) {
+        HC_WARN(HC_SUB_TRANSPORT, "simulated cluster: no TCP-only UCX worker (%s: %s); traffic "
+                "between declared nodes of one machine keeps the default transports", what,
+                ucs_status_string(st));
+        if (ctx->worker_tcp)
+            ucp_worker_destroy(ctx->worker_tcp);
+        if (ctx->ucp_tcp)
+            ucp_cleanup(ctx->ucp_tcp);
+        ctx->worker_tcp = NULL;
+        ctx->ucp_tcp = NULL;
+        return;
+    }
+    HC_INFO(HC_SUB_TRANSPORT, "simulated cluster: TCP-only UCX worker ready (address %zu bytes) "
+            "for traffic between declared nodes that share this machine", len);
+}
+
 int hc_ucx_init(hc_context_t *ctx)
 {
     ucp_config_t *config = NULL;
     ucs_status_t st;
     /* Peer error handling without shared memory would fall back to TCP. */
     setenv("UCX_MM_ERROR_HANDLING", "y", 0);
+    /* Over shared memory only keepalive notices a dead peer: 20 s by
+     * default, about 1 s with this; no cost measured on small-message
+     * latency (docs/ELASTIC.md). The user's setting wins. */
+    setenv("UCX_KEEPALIVE_INTERVAL", "1s", 0);
     st = ucp_config_read(NULL, NULL, &config);
     if (st != UCS_OK) {
         HC_ERROR(HC_SUB_TRANSPORT, "ucp_config_read failed: %s", ucs_status_string(st));
@@ -100,11 +165,18 @@ int hc_ucx_init(hc_context_t *ctx)
     ctx->self.addr_len = (uint32_t)len;
     ucp_worker_release_address(ctx->worker, addr);
     HC_INFO(HC_SUB_TRANSPORT, "UCX worker ready, address %zu bytes", len);
+    tcp_worker_init(ctx);
     return HCCL_SUCCESS;
 }
 
 void hc_ucx_fini(hc_context_t *ctx)
 {
+    if (ctx->worker_tcp)
+        ucp_worker_destroy(ctx->worker_tcp);
+    if (ctx->ucp_tcp)
+        ucp_cleanup(ctx->ucp_tcp);
+    ctx->worker_tcp = NULL;
+    ctx->ucp_tcp = NULL;
     if (ctx->worker)
         ucp_worker_destroy(ctx->worker);
     if (ctx->ucp)
@@ -121,6 +193,8 @@ typedef struct {
 static void ep_error_cb(void *arg, ucp_ep_h ep, ucs_status_t status)
 {
     hc_context_t *ctx = arg;
+    if (ctx->closing) /* peers leave at the end too; ctx->peers is being freed */
+        return;
     for (uint32_t i = 0; i < ctx->npeers; i++) {
         hc_peer_t *p = ctx->peers[i];
         if (p->ep == ep) {
@@ -140,17 +214,18 @@ int hc_ucx_ep_create(hc_context_t *ctx, uint32_t peer, ucp_ep_h *ep)
     memset(&ep_p, 0, sizeof(ep_p));
     ep_p.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS | UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE |
                       UCP_EP_PARAM_FIELD_ERR_HANDLER;
-    ep_p.address = (const ucp_address_t *)p->card.addr;
+    ep_p.address = (const ucp_address_t *)(p->via_tcp ? p->card.addr_tcp : p->card.addr);
     ep_p.err_mode = UCP_ERR_HANDLING_MODE_PEER;
     ep_p.err_handler.cb = ep_error_cb;
     ep_p.err_handler.arg = ctx;
-    ucs_status_t st = ucp_ep_create(ctx->worker, &ep_p, ep);
+    ucs_status_t st = ucp_ep_create(hc_ctx_worker_of(ctx, peer), &ep_p, ep);
     if (st != UCS_OK) {
         HC_ERROR(HC_SUB_TRANSPORT, "cannot create an endpoint to %s:%d: %s", p->card.host,
                  p->card.pid, ucs_status_string(st));
         return hc_ucx_status_to_hccl(st);
     }
-    HC_TRACE(HC_SUB_TRANSPORT, "endpoint to %s:%d created", p->card.host, p->card.pid);
+    HC_TRACE(HC_SUB_TRANSPORT, "endpoint to %s:%d created%s", p->card.host, p->card.pid,
+             p->via_tcp ? " on the TCP-only worker (another declared node)" : "");
     return HCCL_SUCCESS;
 }
 
@@ -165,9 +240,13 @@ void hc_ucx_ep_close(hc_context_t *ctx, ucp_ep_h ep, int force)
         /* A graceful close waits for the peer; bound it (the peer may be
          * gone or may already have destroyed its worker). */
         for (int i = 0; i < 100000 && ucp_request_check_status(r) == UCS_INPROGRESS; i++)
-            ucp_worker_progress(ctx->worker);
+            hc_ctx_poll(ctx);
         if (ucp_request_check_status(r) == UCS_INPROGRESS) {
-            ucp_request_cancel(ctx->worker, r);
+            ucp_worker_h w = ctx->worker;
+            for (uint32_t i = 0; i < ctx->npeers; i++)
+                if (ctx->peers[i]->ep == ep)
+                    w = hc_ctx_worker_of(ctx, i);
+            ucp_request_cancel(w, r);
         }
         ucp_request_free(r);
     }
@@ -248,7 +327,8 @@ static int ucx_irecv(void *tctx, uint32_t peer, void *buf, size_t len, uint64_t 
     prm.cb.recv = recv_cb;
     prm.user_data = c->ctx;
     prm.datatype = ucp_dt_make_contig(1);
-    return finish_post(ucp_tag_recv_nbx(c->ctx->worker, buf, len, tag, (ucp_tag_t)-1, &prm),
+    return finish_post(ucp_tag_recv_nbx(hc_ctx_worker_of(c->ctx, c->peer[peer]), buf, len, tag,
+                                        (ucp_tag_t)-1, &prm),
                        x);
 }
 
@@ -263,7 +343,7 @@ static void ucx_cancel(void *tctx, hc_xfer_t *x)
         c->ctx->n_detached++;
         /* Receives can be cancelled; a send completes when the peer reads
          * it or fails when its endpoint is closed. */
-        ucp_request_cancel(c->ctx->worker, r);
+        ucp_request_cancel(hc_ctx_worker_of(c->ctx, c->peer[x->peer]), r);
     }
     if (x->status == HCCL_E_AGAIN)
         x->status = HCCL_E_TIMEOUT;
@@ -272,7 +352,7 @@ static void ucx_cancel(void *tctx, hc_xfer_t *x)
 static int ucx_progress(void *tctx)
 {
     hc_comm_t *c = tctx;
-    return (int)ucp_worker_progress(c->ctx->worker);
+    return (int)hc_ctx_poll(c->ctx);
 }
 
 const hc_transport_ops_t hc_ucx_ops = {

@@ -75,6 +75,25 @@ HcclResult HcclCommJoin(const char *joinInfo, HcclComm *comm);
 /** A string that a newcomer passes to HcclCommJoin. */
 HcclResult HcclCommGetJoinInfo(HcclComm comm, char *joinInfo, size_t len);
 
+/** Extension, for tests and diagnostics: process-wide counts of UCX
+ *  endpoints created, scratch buffers allocated and their bytes, since the
+ *  process started (they survive HcclCommDestroy). Any pointer may be
+ *  NULL. Creating a communicator by HcclCommSplit, HcclCommCreateGroup or
+ *  HcclCreateSubCommConfig increases none of them. */
+HcclResult HcclGetDebugCounters(uint64_t *endpointsCreated, uint64_t *buffersAllocated,
+                                uint64_t *bufferBytes);
+/** Extension, for benchmarks and diagnostics: process-wide counts of gradient
+ *  fusion since the process started: HcclAllReduceMulti calls and fused
+ *  HcclGroupStart/End sets, the tensors they carried, and the AllReduce
+ *  operations (network operations) they issued. Any pointer may be NULL. */
+HcclResult HcclGetFusionCounters(uint64_t *fusedCalls, uint64_t *tensors,
+                                 uint64_t *networkOps);
+/** Extension, for benchmarks and diagnostics: bytes this rank sent to ranks
+ *  on other nodes (the hosts of the topology model, declared ones included:
+ *  docs/TOPOLOGY.md) by the last collective on comm that succeeded, and by
+ *  all its collectives since it was created. Any pointer may be NULL. */
+HcclResult HcclCommGetInterNodeBytes(HcclComm comm, uint64_t *lastOp, uint64_t *total);
+
 /* ------------------------------------------------------------------ */
 /* Collectives and point-to-point (stream: NULL = blocking)            */
 /* ------------------------------------------------------------------ */
