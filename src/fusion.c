@@ -49,10 +49,13 @@
 
 #define HC_FUSION_DEFAULT (64ull << 20)
 /* Tensors from this size go alone: packing costs two copies (~0.2 ns/B
- * here: memcpy 14.7 GB/s from memory, PERF.md), which at 256 KB (~35 us)
- * exceeds the per-operation cost they save (about 10-30 us for a 2-rank
- * AllReduce on this machine, see docs/STREAMS.md for the measurement). */
-#define HC_FUSION_DIRECT_MIN (256ull << 10)
+ * here), which at 16 KB (~3 us) already exceeds what a separate operation
+ * costs once the shared-memory DIRECT path serves it (1-3 us for a 2-rank
+ * AllReduce of that size). Measured with examples/fusion (docs/STREAMS.md):
+ * 16 KB beat 64 KB and 256 KB at every BERT-Large scale tried. */
+#ifndef HC_FUSION_DIRECT_MIN
+#define HC_FUSION_DIRECT_MIN (16ull << 10)
+#endif
 #define HC_FUSION_PIPE_DEPTH 4          /* aim for this many buckets */
 #define HC_FUSION_MIN_BUCKET (1ull << 20)
 #define HC_FUSION_WINDOW 3              /* units in flight (overlap on) */

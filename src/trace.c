@@ -150,9 +150,11 @@ static tbuf_t *new_buf(void)
     tbuf_t *b = calloc(1, sizeof(*b));
     if (b == NULL)
         return NULL;
-    /* anonymous memory: pages are only touched as the ring fills */
+    /* pre-faulted (MAP_POPULATE), once per thread at its first event: a
+     * ring that faulted its pages in as it filled cost a page fault (~12 us
+     * here) every 64 events, +40% on a traced 2 MB AllReduce */
     void *m = mmap(NULL, (size_t)HC_TRACE_RING * sizeof(rec_t), PROT_READ | PROT_WRITE,
-                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
     if (m == MAP_FAILED) {
         HC_WARN(HC_SUB_STREAM, "cannot map the trace ring (%zu bytes): %m; this thread is not "
                 "traced", (size_t)HC_TRACE_RING * sizeof(rec_t));
