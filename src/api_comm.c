@@ -76,6 +76,35 @@ int hc_bootstrap_finish(hc_context_t *ctx, hc_config_t *cfg, uint32_t rank, uint
     return HCCL_SUCCESS;
 }
 
+/* Destroying the process's last communicator closes its UCX endpoints.
+ * A send that completed here may not have been read by its receiver yet
+ * (over TCP it completes once the data is handed to the socket), and the
+ * closed connection then fails the receiver's operation with part of the
+ * data (seen in topo.sh: the root of a Broadcast destroyed everything while
+ * a rank on another simulated host was still receiving). So the last
+ * communicator first runs a Barrier among its members, bounded by
+ * HC_DESTROY_BARRIER_S: every member has then finished every operation it
+ * had on this communicator. Skipped after an abort, an asynchronous error
+ * or a member's failure, where no agreement is to be had; a member that
+ * never destroys costs the bound, not a hang. */
+#define HC_DESTROY_BARRIER_S 5.0
+
+static void quiesce(hc_comm_t *c)
+{
+    hc_context_t *ctx = c->ctx;
+    if (ctx->refs != 1 || c->nranks < 2 || c->aborted || c->async_error != HCCL_SUCCESS)
+        return;
+    for (uint32_t i = 0; i < c->nranks; i++)
+        if (ctx->peers[c->peer[i]] && ctx->peers[c->peer[i]]->failed)
+            return;
+    c->wait_limit_s = HC_DESTROY_BARRIER_S;
+    HC_INFO(HC_SUB_INIT, "HcclCommDestroy(%s): closing barrier (the last communicator)", c->name);
+    int rc = HcclBarrier(c, NULL);
+    if (rc != HCCL_SUCCESS)
+        HC_INFO(HC_SUB_INIT, "HcclCommDestroy(%s): the closing barrier returned %s; closing "
+                "anyway", c->name, HcclGetErrorString((HcclResult)rc));
+}
+
 HcclResult HcclCommDestroy(HcclComm comm)
 {
     hc_comm_t *c = comm;
@@ -83,6 +112,7 @@ HcclResult HcclCommDestroy(HcclComm comm)
     if (rc != HCCL_SUCCESS)
         return rc;
     hc_context_t *ctx = c->ctx;
+    quiesce(c);
     HC_INFO(HC_SUB_INIT, "communicator %s destroyed after %llu operations", c->name,
             (unsigned long long)c->ops);
     hc_comm_destroy(c);

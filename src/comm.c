@@ -571,6 +571,8 @@ int hc_comm_wait(hc_comm_t *c, hc_exec_t *const *ex, uint32_t n, const char *wha
 {
     hc_context_t *ctx = c->ctx;
     double timeout = c->cfg->exec_timeout, start = 0;
+    if (c->wait_limit_s > 0 && (timeout <= 0 || c->wait_limit_s < timeout))
+        timeout = c->wait_limit_s;
     unsigned idle = 0;
     int rc = HCCL_SUCCESS;
     /* Schedules without messages (shared staging only) need neither the
@@ -701,6 +703,34 @@ static void scale_output(const hc_op_t *op, hc_comm_t *c)
     }
 }
 
+/* What op_begin fills in before selecting. */
+static int prepare_args(hc_comm_t *c, hc_coll_args_t *a)
+{
+    int trc = hc_comm_topo(c); /* a split's first operation builds it */
+    if (trc != HCCL_SUCCESS)
+        return trc;
+    a->rank = c->rank;
+    a->nranks = c->nranks;
+    a->topo = &c->view;
+    a->deterministic = c->cfg->deterministic;
+    if (a->op == HCCL_REDUCE_AVG)
+        a->op = HCCL_REDUCE_SUM;
+    if (c->shm_state == 0) /* collective: every rank's first operation on c */
+        hc_shm_comm_setup(c);
+    a->shm_bytes = c->shm ? c->shm->half_bytes : 0;
+    return HCCL_SUCCESS;
+}
+
+const hc_algo_t *hc_comm_select(hc_comm_t *c, hc_coll_args_t *a)
+{
+    if (prepare_args(c, a) != HCCL_SUCCESS)
+        return NULL;
+    hc_comm_lock(c);
+    const hc_algo_t *algo = hc_tune_select(c->tune, a);
+    hc_comm_unlock(c);
+    return algo;
+}
+
 static int op_begin(hc_comm_t *c, const hc_op_t *op_in, hc_running_t *r, uint32_t seq)
 {
     /* Only what hc_op_end reads before the executor exists: clearing the
@@ -715,18 +745,9 @@ static int op_begin(hc_comm_t *c, const hc_op_t *op_in, hc_running_t *r, uint32_
     r->e.half = NULL;
     hc_op_t *op = &r->op;
     hc_coll_args_t *a = &op->args;
-    int trc = hc_comm_topo(c); /* a split's first operation builds it */
+    int trc = prepare_args(c, a);
     if (trc != HCCL_SUCCESS)
         return trc;
-    a->rank = c->rank;
-    a->nranks = c->nranks;
-    a->topo = &c->view;
-    a->deterministic = c->cfg->deterministic;
-    if (a->op == HCCL_REDUCE_AVG)
-        a->op = HCCL_REDUCE_SUM;
-    if (c->shm_state == 0) /* collective: every rank's first operation on c */
-        hc_shm_comm_setup(c);
-    a->shm_bytes = c->shm ? c->shm->half_bytes : 0;
     hc_comm_lock(c); /* the cache is shared with the progress thread (src/stream.h) */
     const hc_sched_key_t *mk = &c->memo.key;
     const hc_algo_t *algo;
@@ -809,6 +830,12 @@ static int op_begin(hc_comm_t *c, const hc_op_t *op_in, hc_running_t *r, uint32_
                        a->op, ent->ws);
     if (rc != HCCL_SUCCESS)
         goto fail;
+    if (op->iov && (rc = hc_exec_set_iov(&r->e, op->iov, op->niov)) != HCCL_SUCCESS) {
+        HC_ERROR(HC_SUB_COLL, "%s: algorithm %s cannot run on a scatter/gather list", op->api,
+                 algo->name);
+        rc = HCCL_E_INTERNAL;
+        goto fail;
+    }
     if (ent->sched.seg_bytes) {
         if (c->shm == NULL) {
             HC_ERROR(HC_SUB_COLL, "%s: algorithm %s needs shared staging, which comm %s lacks",

@@ -62,6 +62,7 @@ typedef struct hc_comm {
     uint64_t use_clock;
     volatile int async_error; /* first asynchronous error */
     volatile int aborted;
+    double wait_limit_s;      /* > 0: a shorter deadline than HCCL_EXEC_TIMEOUT */
     uint64_t ops;             /* operations run (for logs) */
     /* bytes this rank sent to other nodes (docs/TOPOLOGY.md): by the last
      * collective that succeeded, and by all of them */
@@ -146,6 +147,11 @@ typedef struct hc_op {
     uint64_t ticket;
     uint32_t stream_id;
     uint64_t t_enq;
+    /* SEND/RECV as a scatter/gather list (send, recv unused): only for
+     * algorithms hc_exec_set_iov accepts; HcclAllReduceMulti checks with
+     * hc_comm_select first */
+    const hc_iov_t *iov;
+    uint32_t niov;
 } hc_op_t;
 
 /* An operation between begin and end. */
@@ -167,6 +173,11 @@ int hc_op_begin(hc_comm_t *c, const hc_op_t *op, hc_running_t *r);
 void hc_op_end(hc_running_t *r, int rc);
 /* begin + wait + end (blocking, with the deadline). */
 int hc_comm_run(hc_comm_t *c, const hc_op_t *op);
+/* The algorithm hc_op_begin would choose for these arguments (the same
+ * preparation: topology, shared staging, selection table), nothing run;
+ * NULL if the communicator's topology cannot be built. Collective the
+ * first time (the shared-staging handshake). */
+const hc_algo_t *hc_comm_select(hc_comm_t *c, hc_coll_args_t *a);
 
 /* Wait for several executors at once, with the communicator's deadline.
  * Returns the first error, or HCCL_SUCCESS when all are done. */

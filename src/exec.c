@@ -210,6 +210,141 @@ static void reduce_multi(hc_exec_t *e, const hc_step_t *t)
     }
 }
 
+static void run_local(hc_exec_t *e, const hc_step_t *t)
+{
+    switch (t->kind) {
+    case HC_STEP_REDUCE:
+        hc_reduce(ptr(e, t->dst), ptr(e, t->a), ptr(e, t->b), t->bytes / e->s->esize,
+                  e->dtype, e->op);
+        break;
+    case HC_STEP_COPY: {
+        char *d = ptr(e, t->dst), *src = ptr(e, t->a);
+        if (d != src && t->bytes)
+            memmove(d, src, t->bytes);
+        e->nt_stores |= t->bytes >= HC_NT_COPY_MIN;
+        break;
+    }
+    case HC_STEP_REDUCE_MULTI:
+        if (t->bytes)
+            reduce_multi(e, t);
+        break;
+    default:
+        break;
+    }
+}
+
+static inline int is_user(hc_loc_t l)
+{
+    return l.buf == HC_BUF_SEND || l.buf == HC_BUF_RECV;
+}
+
+/* The operands a local step reads or writes, by kind (REDUCE_MULTI's
+ * per-rank form: dst and own (b); its list form is refused by
+ * hc_exec_set_iov when the list names SEND or RECV). */
+static int touches_user(const hc_step_t *t)
+{
+    switch (t->kind) {
+    case HC_STEP_COPY:
+        return is_user(t->dst) || is_user(t->a);
+    case HC_STEP_REDUCE:
+        return is_user(t->dst) || is_user(t->a) || is_user(t->b);
+    case HC_STEP_REDUCE_MULTI:
+        return is_user(t->dst) || (t->nsrc == 0 && is_user(t->b));
+    default:
+        return 0;
+    }
+}
+
+/* The logical offset of a step's user operands (hc_exec_set_iov checked
+ * that they agree). */
+static uint64_t user_off(const hc_step_t *t)
+{
+    if (is_user(t->dst))
+        return t->dst.off;
+    if (is_user(t->a) && t->kind != HC_STEP_REDUCE_MULTI)
+        return t->a.off;
+    return t->b.off;
+}
+
+/* A local step over a scatter/gather list: cut where a segment ends, and
+ * run each piece with SEND and RECV rebased on its segment. Every operand
+ * (staging ones too) advances by the same number of bytes. */
+static void run_local_iov(hc_exec_t *e, const hc_step_t *t)
+{
+    const uint64_t u0 = user_off(t);
+    char *const sb = e->base[HC_BUF_SEND], *const rb = e->base[HC_BUF_RECV];
+    uint32_t lo = 0, hi = e->niov; /* the segment holding u0 */
+    while (hi - lo > 1) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (e->iov[mid].off <= u0)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    for (uint64_t done = 0; done < t->bytes; lo++) {
+        const hc_iov_t *v = &e->iov[lo];
+        const uint64_t at = u0 + done;
+        uint64_t len = v->off + v->bytes - at;
+        if (len > t->bytes - done)
+            len = t->bytes - done;
+        /* base + at lands at send + (at - off) */
+        e->base[HC_BUF_SEND] = (char *)((uintptr_t)v->send - (uintptr_t)v->off);
+        e->base[HC_BUF_RECV] = (char *)((uintptr_t)v->recv - (uintptr_t)v->off);
+        hc_step_t p = *t;
+        p.bytes = len;
+        p.dst.off += done;
+        p.a.off += done;
+        p.b.off += done;
+        run_local(e, &p);
+        done += len;
+    }
+    e->base[HC_BUF_SEND] = sb;
+    e->base[HC_BUF_RECV] = rb;
+}
+
+int hc_exec_set_iov(hc_exec_t *e, const hc_iov_t *iov, uint32_t niov)
+{
+    const hc_sched_t *s = e->s;
+    if (s->nmsgs)
+        return HCCL_E_NOT_SUPPORT;
+    uint64_t total = 0;
+    for (uint32_t i = 0; i < niov; i++) {
+        if (iov[i].off != total || iov[i].bytes % s->esize)
+            return HCCL_E_NOT_SUPPORT;
+        total += iov[i].bytes;
+    }
+    for (uint32_t i = 0; i < s->nsteps; i++) {
+        const hc_step_t *t = &s->steps[i];
+        if (t->kind == HC_STEP_SEND || t->kind == HC_STEP_RECV)
+            return HCCL_E_NOT_SUPPORT;
+        if (t->kind == HC_STEP_REDUCE_MULTI && t->nsrc) {
+            /* the list form's sources are not cut into pieces */
+            const hc_loc_t *l = s->srcs + t->src_off;
+            if (is_user(t->dst))
+                return HCCL_E_NOT_SUPPORT;
+            for (uint32_t j = 0; j < t->nsrc; j++)
+                if (is_user(l[j]))
+                    return HCCL_E_NOT_SUPPORT;
+        }
+        if (!touches_user(t))
+            continue;
+        const uint64_t u = user_off(t);
+        hc_loc_t ops[3] = {t->dst, t->a, t->b};
+        int nops = t->kind == HC_STEP_COPY ? 2 : 3;
+        for (int j = 0; j < nops; j++) {
+            if (t->kind == HC_STEP_REDUCE_MULTI && j == 1)
+                continue; /* a: the peers' staging offset */
+            if (is_user(ops[j]) && ops[j].off != u)
+                return HCCL_E_NOT_SUPPORT;
+        }
+        if (u + t->bytes > total)
+            return HCCL_E_NOT_SUPPORT;
+    }
+    e->iov = iov;
+    e->niov = niov;
+    return HCCL_SUCCESS;
+}
+
 /* Step i is done: release its dependents. */
 static void complete(hc_exec_t *e, uint32_t i)
 {
@@ -254,19 +389,12 @@ static int issue(hc_exec_t *e, uint32_t i)
         e->st[i] = HC_ST_POSTED;
         return HCCL_SUCCESS;
     case HC_STEP_REDUCE:
-        hc_reduce(ptr(e, t->dst), ptr(e, t->a), ptr(e, t->b), t->bytes / e->s->esize,
-                  e->dtype, e->op);
-        break;
-    case HC_STEP_COPY: {
-        char *d = ptr(e, t->dst), *src = ptr(e, t->a);
-        if (d != src && t->bytes)
-            memmove(d, src, t->bytes);
-        e->nt_stores |= t->bytes >= HC_NT_COPY_MIN;
-        break;
-    }
+    case HC_STEP_COPY:
     case HC_STEP_REDUCE_MULTI:
-        if (t->bytes)
-            reduce_multi(e, t);
+        if (e->iov && touches_user(t))
+            run_local_iov(e, t);
+        else
+            run_local(e, t);
         break;
     case HC_STEP_PUBLISH: {
         /* release: everything this step depends on is visible first */

@@ -51,6 +51,16 @@ typedef struct hc_shm_bind {
     const volatile uint8_t *prev_all;
 } hc_shm_bind_t;
 
+/* A scatter/gather list: the operation's SEND and RECV buffers as
+ * segments of one logical buffer (HcclAllReduceMulti without packing,
+ * src/fusion.c). Segment i covers logical bytes [off, off + bytes) at
+ * send + (x - off) and recv + (x - off); sorted by off, contiguous. */
+typedef struct hc_iov {
+    const char *send;
+    char *recv;
+    uint64_t off, bytes;
+} hc_iov_t;
+
 typedef struct hc_exec {
     const hc_sched_t *s;
     char *base[HC_NBUFS_ALL]; /* HC_BUF_SEG: own staging half (hc_exec_bind_shm) */
@@ -86,10 +96,19 @@ typedef struct hc_exec {
     const volatile uint64_t *gate;
     const volatile uint8_t *prev_all;
     int nt_stores;     /* a large copy ran since the last PUBLISH (exec.c) */
+    /* SEND/RECV given as a scatter/gather list (hc_exec_set_iov) */
+    const hc_iov_t *iov;
+    uint32_t niov;
 } hc_exec_t;
 
 /* Workspace bytes hc_exec_start needs for s (to cache with the schedule). */
 size_t hc_exec_ws_size(const hc_sched_t *s);
+
+/* Run the schedule on a scatter/gather list instead of contiguous SEND and
+ * RECV buffers (after hc_exec_start). Only schedules without messages whose
+ * local steps address SEND and RECV at one offset per step qualify (the
+ * DIRECT algorithms); HCCL_E_NOT_SUPPORT otherwise, nothing changed. */
+int hc_exec_set_iov(hc_exec_t *e, const hc_iov_t *iov, uint32_t niov);
 
 /* Bind. bufs[HC_BUF_TMP] must hold s->tmp_bytes. ws: NULL (allocated here)
  * or hc_exec_ws_size(s) bytes. Returns HCCL_SUCCESS or HCCL_E_MEMORY. */

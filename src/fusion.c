@@ -23,6 +23,17 @@
  * (the caller has already returned). With HCCL_OVERLAP_MEMCPY=0 the units
  * run one after another: pack, AllReduce, unpack.
  *
+ * Gathered units: when the communicator's selection table would run an
+ * AllReduce of the unit's size with the shared-memory DIRECT algorithm, no
+ * tensor is packed at all. Consecutive tensors (up to B bytes) form one
+ * AllReduce whose SEND and RECV are a scatter/gather list of the tensors
+ * (hc_iov_t, src/exec.h): its copy and fold steps read and write the
+ * tensors in place. One operation's overhead for the whole list and no
+ * extra pass over memory. Decided with hc_comm_select, which every rank
+ * answers alike (same sizes, same table, same staging decision); otherwise
+ * (messages between hosts, deterministic mode, a forced algorithm, AVG)
+ * the packing plan above.
+ *
  * Unit k uses sequence number first+k, all reserved when the call is made;
  * unit k+254 (same 8-bit value) cannot start before unit k has finished
  * because at most HC_FUSION_WINDOW units are in flight.
@@ -46,6 +57,7 @@
 #include "log.h"
 #include "reduce.h"
 #include "stream.h"
+#include "../coll/algos.h"
 
 #define HC_FUSION_DEFAULT (64ull << 20)
 /* Tensors from this size go alone: packing costs two copies (~0.2 ns/B
@@ -69,6 +81,8 @@ typedef struct {
     uint32_t off, n;      /* tensors: m->order[off .. off+n) */
     uint64_t bytes;
     uint8_t direct;
+    uint8_t gather;       /* tensors read and written in place (iov) */
+    uint8_t in_place;     /* gather: some tensor is in place */
     uint8_t state;
     int8_t stage;         /* staging buffer (packed units) */
     uint32_t cur;         /* copy cursor: tensor (in order[]) and bytes done in it */
@@ -84,6 +98,8 @@ typedef struct {
     void **out;
     uint64_t *cnt;
     uint32_t *order;      /* tensor indices, unit by unit */
+    hc_iov_t *iov;        /* gathered units: per position in order[] */
+    uint32_t ngather;
     size_t n;
     HcclDataType dt;
     size_t es;
@@ -112,6 +128,7 @@ void hc_fusion_counters(hc_fusion_counters_t *out)
     out->tensors = __atomic_load_n(&g_count.tensors, __ATOMIC_RELAXED);
     out->net_ops = __atomic_load_n(&g_count.net_ops, __ATOMIC_RELAXED);
     out->buckets = __atomic_load_n(&g_count.buckets, __ATOMIC_RELAXED);
+    out->gathered = __atomic_load_n(&g_count.gathered, __ATOMIC_RELAXED);
 }
 
 HcclResult HcclGetFusionCounters(uint64_t *fusedCalls, uint64_t *tensors, uint64_t *networkOps)
@@ -143,7 +160,12 @@ static int unit_run(multi_t *m, uint32_t k)
     hc_op_t o;
     memset(&o, 0, sizeof(o));
     void *send, *recv;
-    if (u->direct) {
+    if (u->gather) {
+        send = recv = NULL;
+        o.iov = m->iov + u->off;
+        o.niov = u->n;
+        o.api = "HcclAllReduceMulti gathered";
+    } else if (u->direct) {
         uint32_t i = m->order[u->off];
         send = (void *)m->in[i];
         recv = m->out[i];
@@ -157,7 +179,7 @@ static int unit_run(multi_t *m, uint32_t k)
     o.args.dtype = m->dt;
     o.args.esize = m->es;
     o.args.op = m->op;
-    o.args.in_place = send == recv;
+    o.args.in_place = u->gather ? u->in_place : send == recv;
     o.user_op = m->op;
     o.send = send;
     o.recv = recv;
@@ -261,7 +283,7 @@ static int multi_progress(hc_task_t *t)
         }
         hc_op_end(&u->r, HCCL_SUCCESS);
         u->begun = 0;
-        u->state = u->direct ? U_DONE : U_UNPACK;
+        u->state = u->direct || u->gather ? U_DONE : U_UNPACK;
         t->busy = 1;
     }
     /* copies: unpacking first frees a buffer */
@@ -299,7 +321,7 @@ static int multi_progress(hc_task_t *t)
         int started = 0;
         while (m->next < m->nu && m->next - m->oldest < m->window) {
             unit_t *u = &m->u[m->next];
-            if (u->direct) {
+            if (u->direct || u->gather) {
                 u->state = U_READY; /* no copy: begins at its turn */
             } else {
                 int b = stage_take(m, m->next);
@@ -372,7 +394,8 @@ static void multi_describe(hc_task_t *t, char *buf, size_t len)
             char w[160];
             hc_exec_describe_wait(&m->u[k].r.e, w, sizeof(w), NULL);
             snprintf(buf, len, "unit %u/%u (%s, %llu B, op seq %u): %s", k, m->nu,
-                     m->u[k].direct ? "alone" : "bucket", (unsigned long long)m->u[k].bytes,
+                     m->u[k].gather ? "gathered" : m->u[k].direct ? "alone" : "bucket",
+                     (unsigned long long)m->u[k].bytes,
                      m->u[k].r.e.seq, w);
             return;
         }
@@ -391,6 +414,7 @@ static void multi_destroy(hc_task_t *t)
     free(m->out);
     free(m->cnt);
     free(m->order);
+    free(m->iov);
     free(m->u);
     free(m);
 }
@@ -405,9 +429,89 @@ static const hc_task_vt_t multi_vt = {
     .destroy = multi_destroy,
 };
 
+/* Would the communicator run an AllReduce of `count` elements with DIRECT? */
+static int direct_for(multi_t *m, uint64_t count, int in_place)
+{
+    hc_coll_args_t a;
+    memset(&a, 0, sizeof(a));
+    a.coll = HC_COLL_ALLREDUCE;
+    a.count = count;
+    a.dtype = m->dt;
+    a.esize = m->es;
+    a.op = m->op;
+    a.in_place = in_place;
+    const hc_algo_t *algo = hc_comm_select(m->t.c, &a);
+    return algo && algo->id == HC_ALLREDUCE_DIRECT;
+}
+
+/* The gathered plan: consecutive tensors up to `limit` bytes per unit, a
+ * tensor of `limit` or more alone. 0: not possible here (the caller plans
+ * with packing). */
+static int plan_gather(multi_t *m, uint64_t limit)
+{
+    if (m->op == HCCL_REDUCE_AVG || m->t.c->nranks < 2)
+        return 0;
+    m->u = calloc(m->n ? m->n : 1, sizeof(unit_t));
+    m->order = malloc((m->n ? m->n : 1) * sizeof(uint32_t));
+    m->iov = malloc((m->n ? m->n : 1) * sizeof(hc_iov_t));
+    if (m->u == NULL || m->order == NULL || m->iov == NULL)
+        return -1;
+    uint32_t nord = 0;
+    unit_t *open = NULL;
+    for (size_t i = 0; i < m->n; i++) {
+        const uint64_t b = m->cnt[i] * m->es;
+        if (b == 0)
+            continue;
+        if (b >= limit) { /* alone, as an ordinary AllReduce */
+            unit_t *u = &m->u[m->nu++];
+            u->off = nord;
+            u->n = 1;
+            u->bytes = b;
+            u->direct = 1;
+            m->order[nord++] = (uint32_t)i;
+            open = NULL;
+            continue;
+        }
+        if (open && open->bytes + b > limit)
+            open = NULL;
+        if (open == NULL) {
+            open = &m->u[m->nu++];
+            open->off = nord;
+            open->gather = 1;
+        }
+        hc_iov_t *v = &m->iov[nord];
+        v->send = m->in[i];
+        v->recv = m->out[i];
+        v->off = open->bytes;
+        v->bytes = b;
+        m->order[nord++] = (uint32_t)i;
+        open->n++;
+        open->bytes += b;
+        open->in_place |= m->in[i] == m->out[i];
+    }
+    for (uint32_t k = 0; k < m->nu; k++)
+        if (m->u[k].gather && !direct_for(m, m->u[k].bytes / m->es, m->u[k].in_place)) {
+            free(m->u);
+            free(m->order);
+            free(m->iov);
+            m->u = NULL;
+            m->order = NULL;
+            m->iov = NULL;
+            m->nu = 0;
+            return 0;
+        }
+    for (uint32_t k = 0; k < m->nu; k++)
+        m->ngather += m->u[k].gather;
+    m->bucket = limit;
+    return 1;
+}
+
 /* Cut the tensors into units (see the header). */
 static int plan(multi_t *m)
 {
+    int g = plan_gather(m, bucket_limit(m->t.c, m->es));
+    if (g)
+        return g > 0 ? HCCL_SUCCESS : HCCL_E_MEMORY;
     const uint64_t limit = bucket_limit(m->t.c, m->es);
     const uint64_t direct_min = HC_FUSION_DIRECT_MIN < limit ? HC_FUSION_DIRECT_MIN : limit;
     uint64_t packed = 0;
@@ -519,9 +623,16 @@ hc_task_t *hc_task_multi(hc_comm_t *c, const void *const *inputs, void *const *o
     __atomic_add_fetch(&g_count.tensors, n, __ATOMIC_RELAXED);
     __atomic_add_fetch(&g_count.net_ops, m->nu, __ATOMIC_RELAXED);
     __atomic_add_fetch(&g_count.buckets, m->nbuckets, __ATOMIC_RELAXED);
-    HC_INFO(HC_SUB_COLL, "%s: %zu tensors in %u AllReduce operations (%u packed buckets of at "
-            "most %llu bytes, %u alone), overlap %s", api, n, m->nu, m->nbuckets,
-            (unsigned long long)m->bucket, m->nu - m->nbuckets, m->overlap ? "on" : "off");
+    __atomic_add_fetch(&g_count.gathered, m->ngather, __ATOMIC_RELAXED);
+    if (m->ngather)
+        HC_INFO(HC_SUB_COLL, "%s: %zu tensors in %u AllReduce operations (gathered in place, "
+                "DIRECT, at most %llu bytes each)", api, n, m->nu,
+                (unsigned long long)m->bucket);
+    else
+        HC_INFO(HC_SUB_COLL, "%s: %zu tensors in %u AllReduce operations (%u packed buckets "
+                "of at most %llu bytes, %u alone), overlap %s", api, n, m->nu, m->nbuckets,
+                (unsigned long long)m->bucket, m->nu - m->nbuckets,
+                m->overlap ? "on" : "off");
     *rc = HCCL_SUCCESS;
     return &m->t;
 nomem:

@@ -209,6 +209,7 @@ typedef struct {
     uint64_t tensors;     /* tensors they carried */
     uint64_t net_ops;     /* AllReduce operations they issued */
     uint64_t buckets;     /* of which packed buckets */
+    uint64_t gathered;    /* of which gathered in place (DIRECT on a list) */
 } hc_fusion_counters_t;
 void hc_fusion_counters(hc_fusion_counters_t *out);
 

@@ -2,7 +2,9 @@
 # test/mpi/fusion.sh - HcclAllReduceMulti and group fusion (test_fusion):
 # 2 ranks with the defaults, 3 ranks with 64 KB buckets (tensors cross the
 # bucket size, several buckets in flight), 2 ranks without copy overlap
-# (HCCL_OVERLAP_MEMCPY=0: one unit at a time).
+# (HCCL_OVERLAP_MEMCPY=0: one unit at a time). These three run the gathered
+# plan (DIRECT on the tensors in place); two runs with
+# HCCL_ALLREDUCE_ALGO=RING run the packing plan.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 : "${HC_TEST_TIMEOUT:=120}"
@@ -20,6 +22,10 @@ run() { # label np [env assignments...]
 run "np=2" 2
 run "np=3 HCCL_FUSION_THRESHOLD=64KB" 3 HCCL_FUSION_THRESHOLD=64KB
 run "np=2 HCCL_OVERLAP_MEMCPY=0" 2 HCCL_OVERLAP_MEMCPY=0
+# the packing plan (RING is not run on a scatter/gather list)
+run "np=3 HCCL_ALLREDUCE_ALGO=RING HCCL_FUSION_THRESHOLD=64KB" 3 HCCL_ALLREDUCE_ALGO=RING \
+    HCCL_FUSION_THRESHOLD=64KB
+run "np=2 HCCL_ALLREDUCE_ALGO=RING" 2 HCCL_ALLREDUCE_ALGO=RING
 if [ -n "$failed" ]; then
     echo "fusion.sh: FAILED:$failed"
     exit 1

@@ -27,7 +27,10 @@ run() { # label np program [env assignments...]
 run "test_stream np=2" 2 test_stream
 run "test_stream np=3" 3 test_stream
 run "test_stream np=2 HCCL_MAX_CONCURRENT=1" 2 test_stream HCCL_MAX_CONCURRENT=1
-run "test_stream np=2 traced" 2 test_stream "HCCL_TRACE_FILE=$tmp/trace.%r.json"
+# RING: message transfers, reductions and fusion's pack copies all appear
+# (with DIRECT, HcclAllReduceMulti gathers the tensors in place: no pack)
+run "test_stream np=2 traced" 2 test_stream "HCCL_TRACE_FILE=$tmp/trace.%r.json" \
+    HCCL_ALLREDUCE_ALGO=RING
 for r in 0 1; do
     f=$tmp/trace.$r.json
     if [ ! -s "$f" ]; then

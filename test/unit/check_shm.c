@@ -16,7 +16,11 @@
  * decreasing flag (the executor fails the operation) or a deadlock.
  *
  * Also: every rank agrees whether an operation uses staging (epochs would
- * diverge otherwise), and the staging used fits the half offered.
+ * diverge otherwise), and the staging used fits the half offered; and
+ * every other DIRECT AllReduce runs on a scatter/gather list of 1-6
+ * segments in memory of their own (hc_exec_set_iov, HcclAllReduceMulti's
+ * gathered path) with SEND and RECV unbound, in-place ops mixing in-place
+ * and separate segments.
  */
 #include <check.h>
 #include <stdint.h>
@@ -221,6 +225,69 @@ static void make_op(op_t *o, uint32_t j, uint32_t n, uint64_t half)
     }
 }
 
+/* HcclAllReduceMulti's gathered path: a DIRECT AllReduce whose SEND and
+ * RECV are a scatter/gather list (hc_exec_set_iov). Every other such op
+ * runs on 1-6 segments cut at random element boundaries, each in memory of
+ * its own (copied from SEND, copied back into RECV when done, so the
+ * ordinary check applies); in an in-place op, some segments in place and
+ * some not (the schedule is then built in place, as fusion does). */
+typedef struct {
+    hc_iov_t v[6];
+    uint32_t n;
+} iov_run_t;
+
+static int iov_eligible(const op_t *o)
+{
+    return o->coll == HC_COLL_ALLREDUCE && o->seg && strcmp(o->algo->name, "DIRECT") == 0;
+}
+
+static void iov_make(iov_run_t *it, const op_t *o, uint32_t r)
+{
+    const uint64_t bytes = o->count * 4;
+    uint64_t cuts[7];
+    uint32_t nc = 1 + (uint32_t)(rnd() % 6);
+    if (nc > o->count)
+        nc = (uint32_t)o->count;
+    cuts[0] = 0;
+    for (uint32_t i = 1; i < nc; i++)
+        cuts[i] = (rnd() % o->count) * 4;
+    cuts[nc] = bytes;
+    for (uint32_t i = 1; i < nc; i++) /* sort the inner cuts */
+        for (uint32_t k = i; k > 1 && cuts[k] < cuts[k - 1]; k--) {
+            uint64_t t = cuts[k];
+            cuts[k] = cuts[k - 1];
+            cuts[k - 1] = t;
+        }
+    it->n = 0;
+    for (uint32_t i = 0; i < nc; i++) {
+        const uint64_t len = cuts[i + 1] - cuts[i];
+        if (len == 0)
+            continue;
+        hc_iov_t *v = &it->v[it->n++];
+        char *snd = malloc(len);
+        memcpy(snd, (const char *)o->in[r] + cuts[i], len);
+        v->send = snd;
+        v->recv = o->in_place && (rnd() & 1) ? snd : malloc(len);
+        if (v->recv != snd)
+            memset(v->recv, 0x5a, len);
+        v->off = cuts[i];
+        v->bytes = len;
+    }
+}
+
+static void iov_finish(iov_run_t *it, const op_t *o, uint32_t r)
+{
+    int32_t *dst = o->out[r] ? o->out[r] : o->in[r];
+    for (uint32_t i = 0; i < it->n; i++) {
+        hc_iov_t *v = &it->v[i];
+        memcpy((char *)dst + v->off, v->recv, v->bytes);
+        if (v->recv != v->send)
+            free(v->recv);
+        free((void *)v->send);
+    }
+    it->n = 0;
+}
+
 /* One sequence of nops operations on n ranks with halves of `half` bytes;
  * shm_only: draw only algorithms that use staging. */
 static void run_sequence(uint32_t n, uint64_t half, uint32_t nops, uint64_t seed, int shm_only)
@@ -262,6 +329,7 @@ static void run_sequence(uint32_t n, uint64_t half, uint32_t nops, uint64_t seed
         epoch[r] = e0 - 1;
     uint32_t *perm = calloc(n, sizeof(uint32_t));
     int *running = calloc(n, sizeof(int));
+    iov_run_t *iv = calloc(n, sizeof(iov_run_t));
     uint32_t done = 0;
     int calm = 0;
     for (uint32_t r = 0; r < n; r++)
@@ -281,7 +349,11 @@ static void run_sequence(uint32_t n, uint64_t half, uint32_t nops, uint64_t seed
                 continue;
             op_t *o = &ops[cur[r]];
             if (!running[r]) {
-                void *bufs[HC_NBUFS] = {o->in[r], o->out[r], NULL};
+                const int use_iov = iov_eligible(o) && (cur[r] + seed) % 2;
+                /* on a list, SEND and RECV are unbound: a step that missed
+                 * the list would fault instead of reading the right data */
+                void *bufs[HC_NBUFS] = {use_iov ? NULL : o->in[r], use_iov ? NULL : o->out[r],
+                                        NULL};
                 if (o->s[r].tmp_bytes) /* freed below through ex[r].base */
                     bufs[HC_BUF_TMP] = malloc(o->s[r].tmp_bytes);
                 int rc = hc_exec_start(&ex[r], &o->s[r], bufs, &hc_loop_ops, hc_loop_tctx(lp, r),
@@ -289,6 +361,10 @@ static void run_sequence(uint32_t n, uint64_t half, uint32_t nops, uint64_t seed
                                                                  : HCCL_DATA_TYPE_INT32,
                                        HCCL_REDUCE_SUM, NULL);
                 ck_assert_int_eq(rc, HCCL_SUCCESS);
+                if (use_iov) {
+                    iov_make(&iv[r], o, r);
+                    ck_assert_int_eq(hc_exec_set_iov(&ex[r], iv[r].v, iv[r].n), HCCL_SUCCESS);
+                }
                 if (o->seg)
                     hc_loop_shm_bind(lp, r, ++epoch[r], &ex[r]);
                 running[r] = 1;
@@ -306,6 +382,8 @@ static void run_sequence(uint32_t n, uint64_t half, uint32_t nops, uint64_t seed
                           o->algo->name, (unsigned long long)o->count, r, rc);
             if (o->seg)
                 hc_loop_shm_done(lp, r, &ex[r]);
+            if (iv[r].n)
+                iov_finish(&iv[r], o, r);
             free(ex[r].base[HC_BUF_TMP]);
             hc_exec_fini(&ex[r]);
             running[r] = 0;
@@ -354,6 +432,7 @@ static void run_sequence(uint32_t n, uint64_t half, uint32_t nops, uint64_t seed
     free(epoch);
     free(perm);
     free(running);
+    free(iv);
     free(ops);
 }
 
