@@ -51,7 +51,7 @@ enum { F_IN = 0, F_RED = 1, F_OUT = 2 };
 static int oneshot(const hc_coll_args_t *a, hc_sched_t *s)
 {
     const uint64_t es = a->esize, count = a->count;
-    const uint64_t room = (a->shm_bytes - DATA0) / SLOTS & ~(uint64_t)(HC_SHM_LINE - 1);
+    const uint64_t room = hc_shm_slot_room(a, SLOTS);
     uint64_t ce = hc_shm_chunk_elems(a, room, DIRECT_CHUNK);
     if (ce > count)
         ce = count;

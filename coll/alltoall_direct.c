@@ -20,18 +20,9 @@
 
 enum { F_IN = 0, F_RD = 1 };
 
-static uint64_t a2a_room(const hc_coll_args_t *a)
-{
-    return a->shm_bytes < HC_SHM_MIN_HALF ? 0 : (a->shm_bytes - HC_SHM_DATA) / SLOTS &
-                                                    ~(uint64_t)(HC_SHM_LINE - 1);
-}
-
 const char *hc_alltoall_direct_usable(const hc_coll_args_t *a)
 {
-    const char *why = hc_shm_usable(a);
-    if (why == NULL && a->nranks > 1 && a2a_room(a) < a->nranks * a->esize)
-        why = "the shared staging is too small for one element of every rank";
-    return why;
+    return hc_shm_blocks_usable(a, SLOTS);
 }
 
 int hc_alltoall_direct_build(const hc_coll_args_t *a, hc_sched_t *s)
@@ -47,7 +38,7 @@ int hc_alltoall_direct_build(const hc_coll_args_t *a, hc_sched_t *s)
         hc_sched_copy(s, HC_RECV(me * blk), HC_SEND(me * blk), blk, HC_NODEPS);
     if (n == 1)
         return s->err;
-    const uint64_t room = a2a_room(a);
+    const uint64_t room = hc_shm_slot_room(a, SLOTS);
     if (room < n * es)
         return HCCL_E_PARA;
     uint64_t ce = hc_shm_chunk_elems(a, room / n, A2A_CHUNK);

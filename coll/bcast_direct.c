@@ -31,7 +31,7 @@ int hc_bcast_direct_build(const hc_coll_args_t *a, hc_sched_t *s)
         return HCCL_SUCCESS;
     if (a->shm_bytes < HC_SHM_MIN_HALF)
         return HCCL_E_PARA;
-    const uint64_t room = (a->shm_bytes - HC_SHM_DATA) / SLOTS & ~(uint64_t)(HC_SHM_LINE - 1);
+    const uint64_t room = hc_shm_slot_room(a, SLOTS);
     uint64_t ce = hc_shm_chunk_elems(a, room, BCAST_CHUNK);
     if (ce > count)
         ce = count;

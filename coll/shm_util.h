@@ -44,6 +44,25 @@ static inline const char *hc_shm_usable(const hc_coll_args_t *a)
                : NULL;
 }
 
+/* Bytes of one of `slots` equal slots after the flag lines, whole cache
+ * lines; 0 when there is no staging. */
+static inline uint64_t hc_shm_slot_room(const hc_coll_args_t *a, uint32_t slots)
+{
+    return a->shm_bytes < HC_SHM_MIN_HALF
+               ? 0
+               : (a->shm_bytes - HC_SHM_DATA) / slots & ~(uint64_t)(HC_SHM_LINE - 1);
+}
+
+/* Usable check of the per-block algorithms, whose slot holds one block
+ * for every rank. */
+static inline const char *hc_shm_blocks_usable(const hc_coll_args_t *a, uint32_t slots)
+{
+    const char *why = hc_shm_usable(a);
+    if (why == NULL && a->nranks > 1 && hc_shm_slot_room(a, slots) < a->nranks * a->esize)
+        why = "the shared staging is too small for one element of every rank";
+    return why;
+}
+
 /* Elements per pipeline chunk: args->chunk_bytes if set, else def_bytes;
  * at most cap_bytes (the room of one slot); at least one element. */
 static inline uint64_t hc_shm_chunk_elems(const hc_coll_args_t *a, uint64_t cap_bytes,

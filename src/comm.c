@@ -488,6 +488,15 @@ uint32_t hc_comm_next_seq(hc_comm_t *c)
     return s;
 }
 
+uint32_t hc_comm_next_seq_begun(hc_comm_t *c)
+{
+    uint32_t s = hc_comm_next_seq(c);
+    uint64_t ticket = hc_stream_last_ticket(c);
+    hc_stream_wait_turn(c, ticket); /* later operations wait for every earlier turn */
+    hc_stream_begun(c, ticket);
+    return s;
+}
+
 void hc_comm_set_error(hc_comm_t *c, int rc)
 {
     __sync_bool_compare_and_swap(&c->async_error, HCCL_SUCCESS, rc);

@@ -190,6 +190,11 @@ int hc_comm_wait(hc_comm_t *c, hc_exec_t *const *ex, uint32_t n, const char *wha
 
 /* Next collective sequence number (never HC_TAG_P2P_SEQ or HC_TAG_CTRL_SEQ). */
 uint32_t hc_comm_next_seq(hc_comm_t *c);
+/* The same, for an exchange that is not an hc_op_begin operation and uses
+ * no shared staging (HcclCommSplit's): its begin turn (src/stream.h) is
+ * taken and given up at once, so the operations behind it do not wait for
+ * a turn that never comes. */
+uint32_t hc_comm_next_seq_begun(hc_comm_t *c);
 
 /* Record an asynchronous error (first one wins). */
 void hc_comm_set_error(hc_comm_t *c, int rc);

@@ -46,7 +46,6 @@
 #include "comm.h"
 #include "elastic.h"
 #include "log.h"
-#include "stream.h"
 #include "tune.h"
 
 uint32_t hc_hash32(uint32_t h, const void *data, size_t len)
@@ -145,13 +144,7 @@ static int bruck_allgather(hc_comm_t *c, const void *mine, void *all, void *work
         int rc = s.err;
         hc_exec_t e;
         void *bufs[HC_NBUFS] = {NULL, w, NULL};
-        /* a sequence value, and (once the communicator has had stream
-         * operations) its begin turn, given up at once: this exchange uses
-         * no staging, but later operations wait for every earlier turn */
-        uint32_t seq = hc_comm_next_seq(c);
-        uint64_t ticket = hc_stream_last_ticket(c);
-        hc_stream_wait_turn(c, ticket);
-        hc_stream_begun(c, ticket);
+        uint32_t seq = hc_comm_next_seq_begun(c); /* uses no staging */
         if (rc == HCCL_SUCCESS)
             rc = hc_exec_start(&e, &s, bufs, &hc_ucx_ops, c, me, c->id, seq,
                                HCCL_DATA_TYPE_UINT8, HCCL_REDUCE_SUM, NULL);
