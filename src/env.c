@@ -86,7 +86,8 @@ static const hc_env_var_t env_table[] = {
      FIELD(buffsize), .help = "same as HCCL_BUFFSIZE with a size unit; wins if both are set"},
     {.name = "HCCL_FUSION_THRESHOLD", .type = HC_ENV_SIZE, .def = "auto", .min = 0,
      .max = 64 * GB, FIELD(fusion_threshold), .flags = HC_ENV_F_AUTO,
-     .help = "bytes per fused bucket in HcclAllReduceMulti; auto = min(64MB, buffer)"},
+     .help = "bytes per fused AllReduce of HcclAllReduceMulti (packed bucket or gathered "
+              "tensors); auto = 64MB; at most half of HCCL_BUFFSIZE"},
     {.name = "HCCL_OVERLAP_MEMCPY", .type = HC_ENV_BOOL, .def = "1", FIELD(overlap_memcpy),
      .help = "1: fusion pack/unpack and staging copies overlap with transfers"},
     {.name = "HCCL_MAX_CONCURRENT", .type = HC_ENV_UINT, .def = "4", .min = 1, .max = 1024,
