@@ -12,8 +12,13 @@
  *           communicator (measured after the others, -k iterations)
  *
  * Usage: mpirun -np N hcomm-split-bench [-n ITERS] [-w WARMUP] [-c COLORS] [-k COLD]
- * Each iteration starts with an MPI_Barrier (not timed); a time is the
- * slowest rank's; the report is the median (and the 10th / 90th
+ *                                     [-b BATCH]
+ * Each iteration starts with an MPI_Barrier (not timed), then makes BATCH
+ * communicators back to back (default 1) and takes the time per creation:
+ * with more ranks than cores the ranks leave the barrier up to a scheduler
+ * time slice apart, a skew that a single creation's time includes and a
+ * batch spreads (as when a job sets up its data, tensor and pipeline
+ * groups one after the other). A time is the slowest rank's; the report is the median (and the 10th / 90th
  * percentiles) over iterations, and the ratios of the medians. Destroying
  * and freeing are not timed. Also prints the endpoints and buffers that
  * the HcclCommSplit iterations created (HcclGetDebugCounters): expected 0.
@@ -45,8 +50,8 @@ int main(int argc, char **argv)
     int rank, n;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &n);
-    int iters = 200, warm = 20, colors = 2, cold = 20, opt;
-    while ((opt = getopt(argc, argv, "n:w:c:k:h")) != -1) {
+    int iters = 200, warm = 20, colors = 2, cold = 20, batch = 1, opt;
+    while ((opt = getopt(argc, argv, "n:w:c:k:b:h")) != -1) {
         switch (opt) {
         case 'n':
             iters = atoi(optarg);
@@ -60,17 +65,20 @@ int main(int argc, char **argv)
         case 'k':
             cold = atoi(optarg);
             break;
+        case 'b':
+            batch = atoi(optarg);
+            break;
         default:
             if (rank == 0)
                 fprintf(stderr, "usage: mpirun -np N hcomm-split-bench [-n ITERS] "
-                        "[-w WARMUP] [-c COLORS] [-k COLD]\n");
+                        "[-w WARMUP] [-c COLORS] [-k COLD] [-b BATCH]\n");
             MPI_Finalize();
             return opt == 'h' ? 0 : 2;
         }
     }
-    if (iters < 1 || warm < 0 || colors < 1 || cold < 1) {
+    if (iters < 1 || warm < 0 || colors < 1 || cold < 1 || batch < 1 || batch > 64) {
         if (rank == 0)
-            fprintf(stderr, "hcomm-split-bench: bad -n, -w, -c or -k\n");
+            fprintf(stderr, "hcomm-split-bench: bad -n, -w, -c, -k or -b (1..64)\n");
         MPI_Finalize();
         return 2;
     }
@@ -91,30 +99,36 @@ int main(int argc, char **argv)
     for (int it = -warm; it < iters; it++) {
         for (int k = 0; k < 3; k++) {
             int way = (k + (it & 1)) % 3; /* alternate the order */
-            HcclComm hc = NULL;
-            MPI_Comm mc = MPI_COMM_NULL;
+            HcclComm hc[64] = {NULL};
+            MPI_Comm mc[64];
+            for (int b = 0; b < batch; b++)
+                mc[b] = MPI_COMM_NULL;
             MPI_Barrier(MPI_COMM_WORLD);
             if (way == 0)
                 HcclGetDebugCounters(&ep0, &b0, NULL);
             double t0 = MPI_Wtime();
-            if (way == 0) {
-                fails += HcclCommSplit(world, color, key, &hc) != HCCL_SUCCESS;
-            } else {
-                MPI_Comm_split(MPI_COMM_WORLD, color, key, &mc);
-                if (way == 2)
-                    fails += HcclCommInitMpi(mc, &hc) != HCCL_SUCCESS;
+            for (int b = 0; b < batch; b++) {
+                if (way == 0) {
+                    fails += HcclCommSplit(world, color, key, &hc[b]) != HCCL_SUCCESS;
+                } else {
+                    MPI_Comm_split(MPI_COMM_WORLD, color, key, &mc[b]);
+                    if (way == 2)
+                        fails += HcclCommInitMpi(mc[b], &hc[b]) != HCCL_SUCCESS;
+                }
             }
-            double dt = MPI_Wtime() - t0;
+            double dt = (MPI_Wtime() - t0) / batch;
             if (way == 0) {
                 HcclGetDebugCounters(&ep1, &b1, NULL);
                 fails += ep1 != ep0 || b1 != b0;
             }
             if (it >= 0)
                 t[way][it] = dt;
-            if (hc)
-                HcclCommDestroy(hc);
-            if (mc != MPI_COMM_NULL)
-                MPI_Comm_free(&mc);
+            for (int b = 0; b < batch; b++) {
+                if (hc[b])
+                    HcclCommDestroy(hc[b]);
+                if (mc[b] != MPI_COMM_NULL)
+                    MPI_Comm_free(&mc[b]);
+            }
         }
     }
     HcclCommDestroy(world); /* the last communicator: the context goes */
@@ -149,7 +163,8 @@ int main(int argc, char **argv)
                                       "MPI_Comm_split+HcclCommInitMpi",
                                       "same, cold (no context alive)"};
         printf("# hcomm-split-bench: %d ranks, %d colors, %d iterations (+%d warm-up); "
-               "slowest rank per iteration, us\n", n, colors, iters, warm);
+               "slowest rank per iteration, us per creation (batches of %d)\n", n, colors, iters,
+               warm, batch);
         printf("# %-32s %10s %10s %10s\n", "way", "median", "p10", "p90");
         for (int k = 0; k < 4; k++)
             printf("  %-32s %10.2f %10.2f %10.2f\n", name[k], med[k], p10[k], p90[k]);
