@@ -60,6 +60,8 @@ int hc_allgather_direct_build(const hc_coll_args_t *a, hc_sched_t *s)
                                    HC_DEPS(w[0], pubs[k % SLOTS]));
         pin = pubs[k % SLOTS] = hc_sched_publish(s, fin, v, HC_DEPS(cp, pin));
         hc_shm_wait_others(s, fin, v, 0, HC_DEPS(pin), w);
+        if (!tiny)
+            hc_shm_wait_prefetch(s, w[0], so, len);
         uint32_t no = 0;
         for (uint32_t q = 0; q < n; q++)
             if (q != me)

@@ -40,8 +40,6 @@
  * L2 with room for the user data streaming through. */
 #define DIRECT_CHUNK (256u << 10)
 #define SLOTS 2u
-/* Small chunks whose lines the waiting rank prefetches while it polls. */
-#define PREFETCH_MAX 1024u
 /* One-shot up to this many bytes at more than two ranks. */
 #define ONESHOT_MAX (16u << 10)
 
@@ -79,8 +77,8 @@ static int oneshot(const hc_coll_args_t *a, hc_sched_t *s)
         /* the wait follows the publish so that the flag is up before the
          * executor first polls */
         hc_shm_wait_others(s, fin, v, 0, HC_DEPS(pb), w);
-        if (!tiny && len <= PREFETCH_MAX)
-            hc_sched_wait_prefetch(s, w[0], so, (uint32_t)((len + HC_SHM_LINE - 1) / HC_SHM_LINE));
+        if (!tiny)
+            hc_shm_wait_prefetch(s, w[0], so, len);
         /* Our own part from SEND, not from our staging: a peer that polled
          * our slot may have taken its line (AMD hands a modified line that
          * another core reads over to it), and reading it back would cost

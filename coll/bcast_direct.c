@@ -64,6 +64,8 @@ int hc_bcast_direct_build(const hc_coll_args_t *a, hc_sched_t *s)
         const uint64_t off = k * ce * es, len = (k + 1 < nch ? ce : count - k * ce) * es;
         const uint32_t v = (uint32_t)k + 1;
         int32_t wt = hc_sched_wait(s, root, fin, v, 0, HC_NODEPS);
+        if (!tiny)
+            hc_shm_wait_prefetch(s, wt, so, len);
         int32_t cp = hc_sched_copy(s, HC_RECV(off), HC_PEER(root, so), len, HC_DEPS(wt));
         if (k + SLOTS < nch)
             last = hc_sched_publish(s, HC_SHM_FLAG(F_RD), v, HC_DEPS(cp, last));

@@ -76,6 +76,8 @@ int hc_reducescatter_direct_build(const hc_coll_args_t *a, hc_sched_t *s)
         ins[ni] = INT32_MIN;
         pin = hc_sched_publish(s, fin, v, ins);
         hc_shm_wait_others(s, fin, v, 0, HC_DEPS(pin), w);
+        if (!tiny) /* our block of each peer's slot */
+            hc_shm_wait_prefetch(s, w[0], so + me * ce * es, len);
         const hc_loc_t own = a->in_place ? HC_SEG(so + me * ce * es) : HC_SEND(me * blk + off);
         rds[k % SLOTS] = hc_sched_reduce_ranks(s, HC_RECV(off), so + me * ce * es, own, len,
                                                HC_DEPS(w[0]));

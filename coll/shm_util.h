@@ -93,4 +93,16 @@ static inline void hc_shm_wait_others(hc_sched_t *s, uint64_t off, uint32_t valu
     ids[1] = INT32_MIN;
 }
 
+/* While WAIT step w polls, prefetch the lines of the awaited rank's half
+ * that hold [off, off + len): a small chunk then arrives with its flag
+ * instead of one cache miss later. Larger chunks are left to the copy. */
+#define HC_SHM_PREFETCH_MAX 256u
+static inline void hc_shm_wait_prefetch(hc_sched_t *s, int32_t w, uint64_t off, uint64_t len)
+{
+    if (len == 0 || len > HC_SHM_PREFETCH_MAX)
+        return;
+    const uint64_t a = off & ~(uint64_t)(HC_SHM_LINE - 1);
+    hc_sched_wait_prefetch(s, w, a, (uint32_t)((off + len - a + HC_SHM_LINE - 1) / HC_SHM_LINE));
+}
+
 #endif /* HC_COLL_SHM_UTIL_H_ */
