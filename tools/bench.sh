@@ -31,6 +31,12 @@
 #   --mpirun CMD      the launcher (default: $MPIRUN or mpirun)
 #   --args "..."      extra hcomm-perf arguments (e.g. "-d bfloat16")
 #   --timeout SEC     kill a run after SEC seconds (default 1800; 0 = none)
+#   --runs N          run every setting N times, interleaved (all runs of
+#                     round 1, then round 2, ...), and report per size the
+#                     median over the runs: hcomm and MPI times, and the
+#                     ratio (the median of the per-run ratios, each taken
+#                     within one run), with the smallest and largest ratio
+#                     seen (default 1; the performance issue asks for >= 5)
 # Exit status: 0 if every run finished with no wrong result, 1 otherwise.
 set -u
 
@@ -47,6 +53,7 @@ colls="allreduce broadcast allgather reducescatter alltoall"
 settings="default tuned"
 extra=
 tmo=1800
+runs=1
 while [ $# -gt 0 ]; do
     case $1 in
     --quick) quick=1 ;;
@@ -58,6 +65,7 @@ while [ $# -gt 0 ]; do
     --mpirun) mpirun=$2; shift ;;
     --args) extra=$2; shift ;;
     --timeout) tmo=$2; shift ;;
+    --runs) runs=$2; shift ;;
     -h|--help) usage; exit 0 ;;
     *) echo "bench.sh: unknown option $1 (--help)" >&2; exit 2 ;;
     esac
@@ -77,6 +85,7 @@ if [ ! -x "$perf" ]; then
 fi
 case $perf in /*) ;; *) perf=$(pwd)/$perf ;; esac
 [ -n "$out" ] || out=bench-$(date +%Y%m%d-%H%M%S)
+case $runs in ''|*[!0-9]*|0) echo "bench.sh: --runs needs a count >= 1" >&2; exit 2 ;; esac
 mkdir -p "$out" || exit 2
 out=$(cd "$out" && pwd)
 
@@ -114,6 +123,9 @@ fi
 : >"$out/commands.txt"
 : >"$out/status.txt"
 fail=0
+r=0
+while [ $r -lt "$runs" ]; do
+r=$((r + 1))
 for np in $nps; do
     over=
     [ "$np" -gt "$cores" ] && over=--oversubscribe
@@ -121,8 +133,13 @@ for np in $nps; do
         sargs=$(setting_args "$s")
         for c in $colls; do
             name=np$np-$s-$c
+            json=$out/$name.json
+            if [ "$runs" -gt 1 ]; then
+                name=$name.r$r
+                json=$out/$name.json
+            fi
             # word splitting of the option lists is intended (no spaces in paths)
-            cmd="$mpirun $rootflag $over -np $np $sargs$xenv $perf -C $c $sizes -M -J $out/$name.json $extra"
+            cmd="$mpirun $rootflag $over -np $np $sargs$xenv $perf -C $c $sizes -M -J $json $extra"
             # shellcheck disable=SC2086,SC2116 # one space between words in the record
             cmd=$(echo $cmd)
             echo "$cmd" >>"$out/commands.txt"
@@ -136,6 +153,79 @@ for np in $nps; do
         done
     done
 done
+done
+
+# ------------------------------------------------------------ run medians
+# NAME.json from NAME.r1.json .. NAME.rN.json: per size the median of the
+# times and of the per-run ratios (busbw follows the median time), the
+# ratio's range, the wrong results of all runs added up.
+median_json() {
+    # shellcheck disable=SC2086 # the run files, in order
+    awk -v runs="$runs" '
+        function field(line, key,   v) {
+            if (index(line, "\"" key "\":") == 0) return ""
+            v = line; sub(".*\"" key "\": *", "", v); sub(/[,}].*/, "", v)
+            return v
+        }
+        function med(a, n,   i, j, t) {
+            for (i = 2; i <= n; i++) { t = a[i]; for (j = i - 1; j >= 1 && a[j] > t; j--) a[j + 1] = a[j]; a[j + 1] = t }
+            return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+        }
+        FNR == 1 { f++ }
+        f == 1 && !/^ *\{"size":/ && !inres { if (/"results": \[/) inres = 1; head = head $0 "\n"; next }
+        /^ *\{"size":/ {
+            sz = field($0, "size") + 0
+            if (!(sz in seen)) { seen[sz] = 1; order[++nsz] = sz; rest[sz] = $0 }
+            k = ++cnt[sz]
+            T[sz, k] = field($0, "time_us"); B[sz, k] = field($0, "busbw")
+            MT[sz, k] = field($0, "mpi_time_us"); MB[sz, k] = field($0, "mpi_busbw")
+            R[sz, k] = field($0, "ratio"); W[sz] += field($0, "wrong"); MW[sz] += field($0, "mpi_wrong")
+        }
+        END {
+            sub(/"command"/, "\"runs\": " runs ",\n  \"command\"", head)
+            printf "%s", head
+            gs = 0; gn = 0; bs = 0
+            for (i = 1; i <= nsz; i++) {
+                sz = order[i]; n = cnt[sz]
+                for (k = 1; k <= n; k++) { a[k] = T[sz, k] } t = med(a, n)
+                bw = T[sz, 1] > 0 ? B[sz, 1] * T[sz, 1] / t : 0
+                line = sprintf("    {\"size\": %d, \"runs\": %d, \"time_us\": %.3f, \"busbw\": %.4f, \"wrong\": %d", sz, n, t, bw, W[sz])
+                if (MT[sz, 1] != "") {
+                    for (k = 1; k <= n; k++) { a[k] = MT[sz, k] } mt = med(a, n)
+                    mb = MT[sz, 1] > 0 ? MB[sz, 1] * MT[sz, 1] / mt : 0
+                    lo = hi = R[sz, 1]
+                    for (k = 1; k <= n; k++) { a[k] = R[sz, k]; if (R[sz, k] < lo) lo = R[sz, k]; if (R[sz, k] > hi) hi = R[sz, k] }
+                    rt = med(a, n)
+                    line = line sprintf(", \"mpi_time_us\": %.3f, \"mpi_busbw\": %.4f, \"ratio\": %.4f, \"ratio_min\": %.4f, \"ratio_max\": %.4f, \"mpi_wrong\": %d", mt, mb, rt, lo, hi, MW[sz])
+                    if (rt > 0) { gs += log(rt); gn++ }
+                }
+                bs += bw
+                printf "%s}%s\n", line, (i < nsz ? "," : "")
+            }
+            printf "  ],\n  \"avg_busbw\": %.4f,\n  \"geomean_ratio\": %.4f\n}\n", nsz ? bs / nsz : 0, gn ? exp(gs / gn) : 0
+        }' "$@"
+}
+if [ "$runs" -gt 1 ]; then
+    for np in $nps; do
+        for s in $settings; do
+            for c in $colls; do
+                name=np$np-$s-$c
+                files=
+                k=0
+                while [ $k -lt "$runs" ]; do
+                    k=$((k + 1))
+                    [ -s "$out/$name.r$k.json" ] && files="$files $out/$name.r$k.json"
+                done
+                rcs=$(awk -v n="$name" 'index($1, n ".r") == 1 { print $2 }' "$out/status.txt" | sort -u | tr '\n' ' ')
+                if [ -n "$files" ]; then
+                    # shellcheck disable=SC2086
+                    median_json $files >"$out/$name.json"
+                fi
+                echo "$name $(echo "$rcs" | awk '{ m = 0; for (i = 1; i <= NF; i++) if ($i != 0) m = $i; print m }')" >>"$out/status.txt"
+            done
+        done
+    done
+fi
 
 # ------------------------------------------------------------------ report
 # The JSON that hcomm-perf writes has one result per line:
@@ -157,7 +247,7 @@ mpiver=$($mpirun --version 2>/dev/null | head -n 1)
     echo "- environment forwarded:${xenv:- none}"
     echo
     echo "time: median over iterations of the slowest rank, µs. ratio = MPI time /"
-    echo "hcomm time in the same run (> 1: hcomm faster). \"vs best\" = the smallest"
+    echo "hcomm time in the same run (> 1: hcomm faster).$([ "$runs" -gt 1 ] && echo " Every setting ran $runs times (interleaved): a time is the median over the runs, a ratio the median of the runs' ratios (each within one run; the range is in the JSON files).") \"vs best\" = the smallest"
     echo "of the ratios, i.e. hcomm against the fastest MPI setting, and which one."
     echo "busbw in GB/s (nccl-tests factors). The machine is shared: compare"
     echo "within a row, not across reports."
@@ -276,6 +366,7 @@ done
     echo
     # shellcheck disable=SC2013 # run names have no spaces
     for n in $(awk '$2 != 0 { print $1 }' "$out/status.txt"); do
+        [ -f "$out/$n.err" ] || continue # a median over runs: its runs are listed
         echo "$n failed; the end of its stderr:"
         echo
         echo '```'
