@@ -4,8 +4,9 @@
  * block straight out of every peer's staging into RECV. One copy in and
  * one copy out per byte that changes rank; no message.
  *
- * A slot holds chunk k of the n blocks, packed (block q at q * chunk; ours
- * unused). Flags: IN counts the chunks staged, RD the chunks copied out of
+ * A slot holds chunk k of the n - 1 blocks for the others, packed: the
+ * block for rank q at position (q - owner - 1) mod n (pos() below), so a
+ * 2-rank block of up to 56 bytes travels with its flag in one line. Flags: IN counts the chunks staged, RD the chunks copied out of
  * every peer (owners wait for RD before rewriting a slot). Every rank waits
  * for every peer's IN in every operation (coll.h: halves alternate
  * safely). In place, a block of RECV is overwritten only after our chunk
@@ -19,6 +20,12 @@
 #define SLOTS 2u
 
 enum { F_IN = 0, F_RD = 1 };
+
+/* Where owner's slot holds the block for rank dest (dest != owner). */
+static inline uint64_t pos(uint32_t owner, uint32_t dest, uint32_t n)
+{
+    return (dest + n - owner - 1) % n;
+}
 
 const char *hc_alltoall_direct_usable(const hc_coll_args_t *a)
 {
@@ -39,14 +46,14 @@ int hc_alltoall_direct_build(const hc_coll_args_t *a, hc_sched_t *s)
     if (n == 1)
         return s->err;
     const uint64_t room = hc_shm_slot_room(a, SLOTS);
-    if (room < n * es)
+    if (room < (n - 1) * es)
         return HCCL_E_PARA;
-    uint64_t ce = hc_shm_chunk_elems(a, room / n, A2A_CHUNK);
+    uint64_t ce = hc_shm_chunk_elems(a, room / (n - 1), A2A_CHUNK);
     if (ce > count)
         ce = count;
-    const uint64_t nch = (count + ce - 1) / ce, slot = hc_shm_align(n * ce * es);
+    const uint64_t nch = (count + ce - 1) / ce, slot = hc_shm_align((n - 1) * ce * es);
     /* all blocks fit in the tiny line: data and flag arrive in one miss */
-    const int tiny = nch == 1 && n * count * es <= HC_SHM_TINY_MAX;
+    const int tiny = nch == 1 && (n - 1) * count * es <= HC_SHM_TINY_MAX;
     const uint64_t fin = tiny ? HC_SHM_TINY_FLAG : HC_SHM_FLAG(F_IN);
     int32_t *l = malloc(((size_t)n + 3) * sizeof(int32_t)); /* a dependency list */
     if (l == NULL)
@@ -65,18 +72,21 @@ int hc_alltoall_direct_build(const hc_coll_args_t *a, hc_sched_t *s)
         uint32_t nl = 0;
         for (uint32_t q = 0; q < n; q++)
             if (q != me)
-                l[nl++] = hc_sched_copy(s, HC_SEG(so + q * ce * es), HC_SEND(q * blk + off), len,
-                                        HC_DEPS(w[0], pubs[k % SLOTS]));
+                l[nl++] = hc_sched_copy(s, HC_SEG(so + pos(me, q, n) * ce * es),
+                                        HC_SEND(q * blk + off), len, HC_DEPS(w[0], pubs[k % SLOTS]));
         l[nl++] = pin;
         l[nl] = INT32_MIN;
         /* (a slot is rewritten after its previous publish: locally ordered) */
         pin = pubs[k % SLOTS] = hc_sched_publish(s, fin, v, l);
         hc_shm_wait_others(s, fin, v, 0, HC_DEPS(pin), w);
+        if (!tiny && n == 2) /* the peer's block for us: its whole chunk */
+            hc_shm_wait_prefetch(s, w[0], so, len);
         nl = 0;
         for (uint32_t q = 0; q < n; q++)
             if (q != me)
-                l[nl++] = hc_sched_copy(s, HC_RECV(q * blk + off), HC_PEER(q, so + me * ce * es),
-                                        len, HC_DEPS(w[0]));
+                l[nl++] = hc_sched_copy(s, HC_RECV(q * blk + off),
+                                        HC_PEER(q, so + pos(q, me, n) * ce * es), len,
+                                        HC_DEPS(w[0]));
         l[nl++] = prd;
         l[nl] = INT32_MIN;
         if (k + SLOTS < nch)
