@@ -10,8 +10,12 @@
  * root may run ahead; before it writes this half again it waits until
  * every rank finished the operation two epochs back, the last one that
  * read this half (a WAIT with ago = 2 on the completion flags; immediate
- * in steady state). A message of at most HC_SHM_TINY_MAX bytes travels
- * with its flag in one cache line.
+ * in steady state). A message of at most HC_SHM_RING_MAX bytes travels
+ * with its flag in the ring entry of its epoch (coll.h, HC_SEG_RING_SLOTS;
+ * in the flag's cache line up to 56 bytes, the reader prefetches the
+ * others while it polls): the root waits only for the readers of the epoch that last
+ * used that entry, so in a loop of small broadcasts it runs up to 2 *
+ * HC_SEG_RING_SLOTS operations ahead of a slow reader instead of two.
  */
 #include "shm_util.h"
 
@@ -36,16 +40,33 @@ int hc_bcast_direct_build(const hc_coll_args_t *a, hc_sched_t *s)
     if (ce > count)
         ce = count;
     const uint64_t nch = (count + ce - 1) / ce, slot = hc_shm_align(ce * es);
-    const int tiny = nch == 1 && count * es <= HC_SHM_TINY_MAX;
-    const uint64_t fin = tiny ? HC_SHM_TINY_FLAG : HC_SHM_FLAG(F_IN);
+    if (count * es <= HC_SHM_RING_MAX) {
+        const uint64_t len = count * es;
+        hc_sched_need_seg(s, HC_SHM_DATA); /* every rank takes an epoch */
+        if (a->rank == root) {
+            int32_t cp = hc_sched_copy(s, HC_SEG(HC_SHM_RING_DATA), HC_RECV(0), len,
+                                       HC_DEPS(hc_shm_ring_guard(s)));
+            hc_sched_ring(s, cp);
+            hc_sched_ring(s, hc_sched_publish(s, HC_SHM_RING_FLAG, 1, HC_DEPS(cp)));
+        } else {
+            int32_t wt = hc_sched_wait(s, root, HC_SHM_RING_FLAG, 1, 0, HC_NODEPS);
+            if (len > HC_SHM_TINY_MAX) /* the lines after the flag's */
+                hc_shm_wait_prefetch(s, wt, HC_SHM_RING_DATA, len);
+            hc_sched_ring(s, wt);
+            hc_sched_ring(s, hc_sched_copy(s, HC_RECV(0), HC_PEER(root, HC_SHM_RING_DATA), len,
+                                           HC_DEPS(wt)));
+        }
+        return s->err;
+    }
+    const uint64_t fin = HC_SHM_FLAG(F_IN);
     /* every rank declares staging (all ranks take an epoch) */
-    hc_sched_need_seg(s, HC_SHM_DATA + (tiny ? 0 : (nch < SLOTS ? nch : SLOTS) * slot));
+    hc_sched_need_seg(s, HC_SHM_DATA + (nch < SLOTS ? nch : SLOTS) * slot);
     int32_t w[2], last = -1;
     if (a->rank == root) {
         const int32_t free_half = hc_shm_guard(s);
         int32_t pubs[SLOTS] = {-1, -1}; /* each slot's last publish */
         for (uint64_t k = 0; k < nch; k++) {
-            const uint64_t so = tiny ? HC_SHM_TINY : HC_SHM_DATA + (k % SLOTS) * slot;
+            const uint64_t so = HC_SHM_DATA + (k % SLOTS) * slot;
             const uint64_t off = k * ce * es, len = (k + 1 < nch ? ce : count - k * ce) * es;
             const uint32_t v = (uint32_t)k + 1;
             w[0] = -1;
@@ -60,12 +81,11 @@ int hc_bcast_direct_build(const hc_coll_args_t *a, hc_sched_t *s)
         return s->err;
     }
     for (uint64_t k = 0; k < nch; k++) {
-        const uint64_t so = tiny ? HC_SHM_TINY : HC_SHM_DATA + (k % SLOTS) * slot;
+        const uint64_t so = HC_SHM_DATA + (k % SLOTS) * slot;
         const uint64_t off = k * ce * es, len = (k + 1 < nch ? ce : count - k * ce) * es;
         const uint32_t v = (uint32_t)k + 1;
         int32_t wt = hc_sched_wait(s, root, fin, v, 0, HC_NODEPS);
-        if (!tiny)
-            hc_shm_wait_prefetch(s, wt, so, len);
+
         int32_t cp = hc_sched_copy(s, HC_RECV(off), HC_PEER(root, so), len, HC_DEPS(wt));
         if (k + SLOTS < nch)
             last = hc_sched_publish(s, HC_SHM_FLAG(F_RD), v, HC_DEPS(cp, last));

@@ -100,17 +100,19 @@ typedef enum {
 typedef struct {
     uint64_t off;  /* bytes from the start of the buffer */
     uint8_t buf;   /* hc_buf_t */
+    uint8_t ring;  /* HC_BUF_SEG/PEER: off is in the ring entry of this
+                    * epoch (HC_SEG_RING_SLOTS below; hc_sched_ring) */
     uint32_t peer; /* HC_BUF_PEER: whose staging half (communicator rank) */
 } hc_loc_t;
 
 static inline hc_loc_t hc_loc(hc_buf_t buf, uint64_t off)
 {
-    hc_loc_t l = {off, (uint8_t)buf, 0};
+    hc_loc_t l = {off, (uint8_t)buf, 0, 0};
     return l;
 }
 static inline hc_loc_t hc_loc_peer(uint32_t peer, uint64_t off)
 {
-    hc_loc_t l = {off, (uint8_t)HC_BUF_PEER, peer};
+    hc_loc_t l = {off, (uint8_t)HC_BUF_PEER, 0, peer};
     return l;
 }
 #define HC_SEND(off) hc_loc(HC_BUF_SEND, (off))
@@ -127,6 +129,17 @@ static inline hc_loc_t hc_loc_peer(uint32_t peer, uint64_t off)
 #define HC_SEG_RESERVED 64u
 #define HC_SEG_BASE HC_SEG_RESERVED
 #define HC_SEG_DONE 0u
+/* Run-ahead for small operations. A location marked ring (hc_sched_ring)
+ * at offset o addresses o + ((epoch / 2) % HC_SEG_RING_SLOTS) *
+ * HC_SEG_RING_BYTES of the half: a builder that keeps a region of
+ * HC_SEG_RING_SLOTS entries of HC_SEG_RING_BYTES for such data and flags
+ * gives every operation of its half an entry of its own until epoch + 2 *
+ * HC_SEG_RING_SLOTS, so its writer needs to wait only for the readers of
+ * that epoch (a WAIT on HC_SEG_DONE with ago = 2 * HC_SEG_RING_SLOTS)
+ * instead of those of epoch - 2: a Broadcast root can run that many
+ * operations ahead of a slow reader. */
+#define HC_SEG_RING_SLOTS 8u
+#define HC_SEG_RING_BYTES 512u
 /* WAIT: every rank but the executing one. */
 #define HC_PEERS_ALL UINT32_MAX
 
@@ -300,6 +313,11 @@ int32_t hc_sched_wait(hc_sched_t *s, uint32_t peer, uint64_t flag_off, uint32_t 
  * waits for while it polls: the data then arrives with the flag instead of
  * one cache miss later. */
 void hc_sched_wait_prefetch(hc_sched_t *s, int32_t w, uint64_t data_off, uint32_t lines);
+/* Make step i's staging locations (HC_BUF_SEG, HC_BUF_PEER) ring
+ * locations: their entry rotates with the epoch (HC_SEG_RING_SLOTS). The
+ * builder must keep the ring region from each such offset (staging need
+ * grows to cover it) and guard its writes with ago = 2 * HC_SEG_RING_SLOTS. */
+void hc_sched_ring(hc_sched_t *s, int32_t i);
 /* dst = ((src[0] op src[1]) op src[2]) ...; nsrc >= 1; dst may be src[0]. */
 int32_t hc_sched_reduce_multi(hc_sched_t *s, hc_loc_t dst, const hc_loc_t *src, uint32_t nsrc,
                               uint64_t bytes, const int32_t *deps);

@@ -175,6 +175,22 @@ int32_t hc_sched_wait(hc_sched_t *s, uint32_t peer, uint64_t flag_off, uint32_t 
     return i;
 }
 
+void hc_sched_ring(hc_sched_t *s, int32_t i)
+{
+    if (i < 0 || (uint32_t)i >= s->nsteps) {
+        if (!s->err)
+            s->err = HCCL_E_INTERNAL;
+        return;
+    }
+    hc_step_t *t = &s->steps[i];
+    hc_loc_t *l[3] = {&t->dst, &t->a, &t->b};
+    for (int k = 0; k < 3; k++)
+        if (l[k]->buf == HC_BUF_SEG || l[k]->buf == HC_BUF_PEER) {
+            l[k]->ring = 1;
+            hc_sched_need_seg(s, l[k]->off + (uint64_t)HC_SEG_RING_SLOTS * HC_SEG_RING_BYTES);
+        }
+}
+
 void hc_sched_wait_prefetch(hc_sched_t *s, int32_t w, uint64_t data_off, uint32_t lines)
 {
     if (w < 0 || (uint32_t)w >= s->nsteps || s->steps[w].kind != HC_STEP_WAIT) {

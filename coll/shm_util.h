@@ -11,6 +11,11 @@
  *   HC_SHM_TINY: one line of HC_SHM_TINY_MAX data bytes whose last word is
  *     a flag, so that a peer's single cache miss brings a tiny message and
  *     its flag together;
+ *   HC_SHM_RING: HC_SEG_RING_SLOTS entries of HC_SEG_RING_BYTES, each a flag
+ *     in its first word and up to HC_SHM_RING_MAX data bytes after it (so
+ *     up to 56 bytes travel in the flag's line), used as ring
+ *     locations (coll.h): a small root-driven operation (Broadcast) puts
+ *     its data and flag in the entry of its epoch and may run ahead;
  *   HC_SHM_DATA onwards: data slots, 64-byte aligned.
  * Flag values count chunks (chunk k done: value k + 1), so one flag serves
  * a whole pipeline and only grows within an operation; publishes of one
@@ -27,7 +32,11 @@
 #define HC_SHM_TINY HC_SHM_FLAG(HC_SHM_NFLAGS)
 #define HC_SHM_TINY_MAX (HC_SHM_LINE - 8u)
 #define HC_SHM_TINY_FLAG (HC_SHM_TINY + HC_SHM_TINY_MAX)
-#define HC_SHM_DATA (HC_SHM_TINY + HC_SHM_LINE)
+#define HC_SHM_RING (HC_SHM_TINY + HC_SHM_LINE)
+#define HC_SHM_RING_MAX (HC_SEG_RING_BYTES - 8u)
+#define HC_SHM_RING_FLAG HC_SHM_RING
+#define HC_SHM_RING_DATA (HC_SHM_RING + 8u)
+#define HC_SHM_DATA (HC_SHM_RING + HC_SEG_RING_SLOTS * HC_SEG_RING_BYTES)
 /* The least staging half the builders need (a few slots of a line). */
 #define HC_SHM_MIN_HALF (HC_SHM_DATA + 8u * HC_SHM_LINE)
 
@@ -82,6 +91,14 @@ static inline uint64_t hc_shm_chunk_elems(const hc_coll_args_t *a, uint64_t cap_
 static inline int32_t hc_shm_guard(hc_sched_t *s)
 {
     return hc_sched_wait(s, HC_PEERS_ALL, HC_SEG_DONE, 0, 2, HC_NODEPS);
+}
+
+/* The guard of a writer of ring entries: every rank has finished the
+ * operation that last used this epoch's entry (2 * HC_SEG_RING_SLOTS back);
+ * usually known without reading a flag (hc_shm_bind_t.seen_done). */
+static inline int32_t hc_shm_ring_guard(hc_sched_t *s)
+{
+    return hc_sched_wait(s, HC_PEERS_ALL, HC_SEG_DONE, 0, 2 * HC_SEG_RING_SLOTS, HC_NODEPS);
 }
 
 /* WAIT for flag `off` >= value of every other rank (one step); ids gets

@@ -133,7 +133,8 @@ int hc_exec_start(hc_exec_t *e, const hc_sched_t *s, void *const bufs[HC_NBUFS],
 
 static inline char *ptr(const hc_exec_t *e, hc_loc_t l)
 {
-    return (l.buf == HC_BUF_PEER ? e->half[l.peer] : e->base[l.buf]) + l.off;
+    return (l.buf == HC_BUF_PEER ? e->half[l.peer] : e->base[l.buf]) + l.off +
+           (l.ring ? e->ring_off : 0);
 }
 
 void hc_exec_bind_shm(hc_exec_t *e, const hc_shm_bind_t *b)
@@ -144,6 +145,8 @@ void hc_exec_bind_shm(hc_exec_t *e, const hc_shm_bind_t *b)
     e->epoch0 = b->epoch0;
     e->gate = b->gate;
     e->prev_all = b->prev_all;
+    e->seen_done = b->seen_done;
+    e->ring_off = ((b->epoch >> 1) % HC_SEG_RING_SLOTS) * HC_SEG_RING_BYTES;
     e->base[HC_BUF_SEG] = b->half[e->rank];
 }
 
@@ -155,35 +158,55 @@ static inline uint64_t wait_want(const hc_exec_t *e, const hc_step_t *t)
     return (e->epoch - t->ago) << 32 | t->bytes;
 }
 
-static inline uint64_t flag_of(const hc_exec_t *e, uint32_t q, uint64_t off)
+static inline uint64_t flag_of(const hc_exec_t *e, uint32_t q, hc_loc_t l)
 {
-    return __atomic_load_n((const uint64_t *)(e->half[q] + off), __ATOMIC_ACQUIRE);
+    return __atomic_load_n((const uint64_t *)(e->half[q] + l.off + (l.ring ? e->ring_off : 0)),
+                           __ATOMIC_ACQUIRE);
 }
 
 /* A WAIT on every rank keeps the rank it is at in x->peer (so a dead
  * peer is named, and satisfied flags are not read again). */
 static inline int wait_done(const hc_exec_t *e, const hc_step_t *t, hc_xfer_t *x)
 {
+    const int done_flags = t->a.off == HC_SEG_DONE && !t->a.ring && t->peer == HC_PEERS_ALL;
     /* every rank was past e-2 when our previous operation saw its flag */
-    if (t->ago == 2 && t->a.off == HC_SEG_DONE && e->prev_all && *e->prev_all)
+    if (done_flags && t->ago == 2 && e->prev_all && *e->prev_all)
+        return 1;
+    /* every rank is known to be past e - ago already */
+    if (done_flags && e->seen_done && e->epoch >= t->ago &&
+        __atomic_load_n(e->seen_done, __ATOMIC_RELAXED) >= e->epoch - t->ago)
         return 1;
     const uint64_t want = wait_want(e, t);
     uint32_t q = t->peer;
     if (q != HC_PEERS_ALL) {
         /* the data behind the flag: in flight with it rather than after it */
         for (uint32_t j = 0; j < t->tag; j++)
-            __builtin_prefetch(e->half[q] + t->dst.off + 64 * (uint64_t)j);
-        return flag_of(e, q, t->a.off) >= want;
+            __builtin_prefetch(e->half[q] + t->dst.off + (t->dst.ring ? e->ring_off : 0) +
+                               64 * (uint64_t)j);
+        return flag_of(e, q, t->a) >= want;
     }
     for (q = x->peer; q < e->nranks; q++) {
         if (q == e->rank)
             continue;
         for (uint32_t j = 0; j < t->tag; j++)
-            __builtin_prefetch(e->half[q] + t->dst.off + 64 * (uint64_t)j);
-        if (flag_of(e, q, t->a.off) < want) {
+            __builtin_prefetch(e->half[q] + t->dst.off + (t->dst.ring ? e->ring_off : 0) +
+                               64 * (uint64_t)j);
+        if (flag_of(e, q, t->a) < want) {
             x->peer = q;
             return 0;
         }
+    }
+    if (done_flags && e->seen_done) {
+        /* remember how far every rank is (a completion flag holds the last
+         * epoch of its parity the rank finished; they finish in order) */
+        uint64_t least = UINT64_MAX;
+        for (q = 0; q < e->nranks; q++)
+            if (q != e->rank) {
+                const uint64_t f = flag_of(e, q, t->a) >> 32;
+                least = f < least ? f : least;
+            }
+        if (least != UINT64_MAX && least > __atomic_load_n(e->seen_done, __ATOMIC_RELAXED))
+            __atomic_store_n(e->seen_done, least, __ATOMIC_RELAXED);
     }
     return 1;
 }
@@ -532,7 +555,7 @@ int hc_exec_describe_wait(const hc_exec_t *e, char *buf, size_t len, uint32_t *p
                 snprintf(buf, len, "step %u/%u WAIT for rank %u's flag at +%llu to reach "
                          "%#llx (it is %#llx)%s", i, s->nsteps, q,
                          (unsigned long long)t->a.off, (unsigned long long)wait_want(e, t),
-                         (unsigned long long)flag_of(e, q, t->a.off),
+                         (unsigned long long)flag_of(e, q, t->a),
                          t->peer == HC_PEERS_ALL ? ", waiting on every rank" : "");
                 if (peer)
                     *peer = q;

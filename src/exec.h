@@ -49,6 +49,10 @@ typedef struct hc_shm_bind {
      * schedule waited for every rank (then the ago = 2 waits on the
      * completion flags hold at once; coll.h top) */
     const volatile uint8_t *prev_all;
+    /* NULL, or the least epoch every other rank is known to have finished
+     * (completion flags seen by a WAIT on HC_SEG_DONE); read and raised by
+     * the executor so that a run-ahead guard rarely reads flags */
+    uint64_t *seen_done;
 } hc_shm_bind_t;
 
 /* A scatter/gather list: the operation's SEND and RECV buffers as
@@ -95,6 +99,8 @@ typedef struct hc_exec {
     uint64_t epoch, epoch0;
     const volatile uint64_t *gate;
     const volatile uint8_t *prev_all;
+    uint64_t *seen_done;
+    uint64_t ring_off; /* ring locations: this epoch's line (coll.h) */
     int nt_stores;     /* a large copy ran since the last PUBLISH (exec.c) */
     /* SEND/RECV given as a scatter/gather list (hc_exec_set_iov) */
     const hc_iov_t *iov;

@@ -424,7 +424,8 @@ void hc_shm_bind(hc_comm_t *c, hc_exec_t *e)
     hc_shm_comm_t *sh = c->shm;
     const uint64_t ep = __atomic_add_fetch(&sh->epoch, 1, __ATOMIC_RELAXED);
     hc_shm_bind_t b = {.half = sh->half[ep & 1], .nranks = sh->nranks, .epoch = ep,
-                       .epoch0 = sh->base, .gate = &sh->done, .prev_all = &sh->prev_all};
+                       .epoch0 = sh->base, .gate = &sh->done, .prev_all = &sh->prev_all,
+                       .seen_done = &sh->seen_done};
     hc_exec_bind_shm(e, &b);
 }
 

@@ -58,6 +58,7 @@ typedef struct hc_shm_comm {
     uint64_t epoch;            /* last epoch handed out */
     volatile uint64_t done;    /* last epoch finished here (the gate) */
     volatile uint8_t prev_all; /* its schedule waited for every rank (exec.h) */
+    uint64_t seen_done;        /* every peer finished this epoch (exec.h) */
     char **half[2];            /* [parity][rank]: each rank's half, mapped here */
 } hc_shm_comm_t;
 

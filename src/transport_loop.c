@@ -42,6 +42,7 @@ struct hc_loop {
     char **halves; /* [parity * n + rank] */
     uint64_t half, epoch0;
     uint8_t *prev_all; /* per rank */
+    uint64_t *seen_done; /* per rank (hc_shm_bind_t) */
 };
 
 hc_loop_t *hc_loop_create(uint32_t n)
@@ -91,6 +92,7 @@ void hc_loop_destroy(hc_loop_t *lp)
     free(lp->seg);
     free(lp->halves);
     free(lp->prev_all);
+    free(lp->seen_done);
     free(lp);
 }
 
@@ -100,17 +102,21 @@ int hc_loop_shm_alloc(hc_loop_t *lp, uint64_t half)
     free(lp->seg);
     free(lp->halves);
     free(lp->prev_all);
+    free(lp->seen_done);
     lp->half = 0;
     lp->prev_all = calloc(lp->n, 1);
+    lp->seen_done = calloc(lp->n, sizeof(uint64_t));
     lp->halves = calloc(2 * (size_t)lp->n, sizeof(char *));
     lp->seg = aligned_alloc(64, 2 * half * lp->n + 64);
-    if (lp->seg == NULL || lp->halves == NULL || lp->prev_all == NULL) {
+    if (lp->seg == NULL || lp->halves == NULL || lp->prev_all == NULL || lp->seen_done == NULL) {
         free(lp->seg);
         free(lp->halves);
         free(lp->prev_all);
+        free(lp->seen_done);
         lp->seg = NULL;
         lp->halves = NULL;
         lp->prev_all = NULL;
+        lp->seen_done = NULL;
         return HCCL_E_MEMORY;
     }
     memset(lp->seg, 0, 2 * half * lp->n);
@@ -125,13 +131,15 @@ int hc_loop_shm_alloc(hc_loop_t *lp, uint64_t half)
 void hc_loop_shm_epoch0(hc_loop_t *lp, uint64_t epoch0)
 {
     lp->epoch0 = epoch0;
+    if (lp->seen_done) /* what was seen belongs to the old numbering */
+        memset(lp->seen_done, 0, lp->n * sizeof(uint64_t));
 }
 
 void hc_loop_shm_bind(hc_loop_t *lp, uint32_t rank, uint64_t epoch, hc_exec_t *e)
 {
     hc_shm_bind_t b = {.half = lp->halves + (epoch & 1) * lp->n, .nranks = lp->n,
                        .epoch = epoch, .epoch0 = lp->epoch0, .gate = NULL,
-                       .prev_all = &lp->prev_all[rank]};
+                       .prev_all = &lp->prev_all[rank], .seen_done = &lp->seen_done[rank]};
     hc_exec_bind_shm(e, &b);
 }
 

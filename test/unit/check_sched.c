@@ -33,6 +33,7 @@
 #include "coll/algos.h"
 #include "coll/prims.h"
 #include "coll/coll.h"
+#include "coll/shm_util.h"
 #include "src/exec.h"
 #include "src/reduce.h"
 #include "src/transport_loop.h"
@@ -41,11 +42,13 @@
 #define RACE_MAX_STEPS 4096u
 
 /* Simulated shared staging (coll.h top, hc_loop_shm_alloc): every case
- * offers halves of 2..16 KB (by seed), so that the shared-memory algorithms
- * run like the others and small messages already take several chunks. */
+ * offers halves from just above the least the builders need (HC_SHM_MIN_HALF)
+ * to 16 KB (by seed), so that the shared-memory algorithms run like the
+ * others and small messages already take several chunks. */
 static uint64_t shm_half(uint32_t seed)
 {
-    return 2048u << (seed % 4);
+    static const uint64_t h[4] = {HC_SHM_MIN_HALF + 512, 8192, 12288, 16384};
+    return h[seed % 4];
 }
 
 static int full_mode;

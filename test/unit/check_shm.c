@@ -15,6 +15,12 @@
  * stale flag that satisfies a wait, all show up as wrong results, a
  * decreasing flag (the executor fails the operation) or a deadlock.
  *
+ * Run-ahead: sequences of tiny Broadcasts (their data and flag in a ring
+ * line of the epoch, coll.h HC_SEG_RING_LINES) with one rank that moves
+ * only when every other is blocked, so that roots run as far ahead as
+ * their guard lets them; a guard that let them one operation further
+ * overwrites a line the laggard has not read (caught: wrong results).
+ *
  * Also: every rank agrees whether an operation uses staging (epochs would
  * diverge otherwise), and the staging used fits the half offered; and
  * every other DIRECT AllReduce runs on a scatter/gather list of 1-6
@@ -175,20 +181,25 @@ static void teardown(op_t *o, uint32_t n)
 }
 
 /* Pick and build operation j (every rank's schedule). */
+/* Run-ahead sequences (see the top): only tiny DIRECT Broadcasts, and the
+ * rank that moves only when nothing else can (-1: none). */
+static int g_tiny_bcast;
+static int g_lag = -1;
+
 static void make_op(op_t *o, uint32_t j, uint32_t n, uint64_t half)
 {
     hc_topo_view_t topo = {0};
     for (;;) {
         memset(o, 0, sizeof(*o));
-        o->coll = colls[rnd() % NCOLLS];
+        o->coll = g_tiny_bcast ? HC_COLL_BROADCAST : colls[rnd() % NCOLLS];
         int na;
         const hc_algo_t *al = hc_coll_algos(o->coll, &na);
-        o->algo = &al[rnd() % (uint64_t)na];
+        o->algo = &al[g_tiny_bcast ? HC_BCAST_DIRECT : rnd() % (uint64_t)na];
         const int per_block = o->coll == HC_COLL_REDUCESCATTER ||
                               o->coll == HC_COLL_ALLGATHER || o->coll == HC_COLL_ALLTOALL;
         /* tiny, a few lines, and several slots of the half */
         const uint64_t sizes[] = {1, 3, 14, 15, 64, 200, 1000, 3 * half / 4};
-        o->count = sizes[rnd() % 8] + rnd() % 5;
+        o->count = g_tiny_bcast ? 1 + rnd() % (HC_SHM_RING_MAX / 4) : sizes[rnd() % 8] + rnd() % 5;
         if (per_block)
             o->count = (o->count + n - 1) / n;
         if (o->count == 0)
@@ -347,6 +358,8 @@ static void run_sequence(uint32_t n, uint64_t half, uint32_t nops, uint64_t seed
                 continue;
             if (!calm && rnd() % 4 == 0) /* stall: others run ahead */
                 continue;
+            if (!calm && (int)r == g_lag) /* the laggard: only when all else waits */
+                continue;
             op_t *o = &ops[cur[r]];
             if (!running[r]) {
                 const int use_iov = iov_eligible(o) && (cur[r] + seed) % 2;
@@ -441,7 +454,7 @@ START_TEST(test_sequences)
     static const uint32_t ns[] = {1, 2, 3, 4, 5, 8, 13, 64};
     const uint32_t n = ns[_i];
     for (uint64_t seed = 1; seed <= (n > 16 ? 2u : 12u); seed++)
-        run_sequence(n, (seed & 1) ? 4096 : 16384, n > 16 ? 12 : 30, seed, (int)(seed % 3 == 0));
+        run_sequence(n, (seed & 1) ? 8192 : 16384, n > 16 ? 12 : 30, seed, (int)(seed % 3 == 0));
 }
 END_TEST
 
@@ -451,7 +464,21 @@ START_TEST(test_tight)
 {
     static const uint32_t ns[] = {2, 3, 4, 7};
     for (uint64_t seed = 100; seed < 106; seed++)
-        run_sequence(ns[_i], 2048, 24, seed, 1);
+        run_sequence(ns[_i], HC_SHM_MIN_HALF + 1024, 24, seed, 1);
+}
+END_TEST
+
+/* Tiny Broadcasts with a laggard: roots run ahead up to their guard. */
+START_TEST(test_runahead)
+{
+    static const uint32_t ns[] = {2, 3, 4, 5};
+    g_tiny_bcast = 1;
+    for (uint64_t seed = 200; seed < 204; seed++) {
+        g_lag = (int)(seed % ns[_i]);
+        run_sequence(ns[_i], 8192, 80, seed, 1);
+    }
+    g_tiny_bcast = 0;
+    g_lag = -1;
 }
 END_TEST
 
@@ -462,6 +489,7 @@ int main(void)
     tcase_set_timeout(tc, 300);
     tcase_add_loop_test(tc, test_sequences, 0, 8);
     tcase_add_loop_test(tc, test_tight, 0, 4);
+    tcase_add_loop_test(tc, test_runahead, 0, 4);
     suite_add_tcase(su, tc);
     SRunner *sr = srunner_create(su);
     srunner_run_all(sr, CK_NORMAL);
