@@ -115,21 +115,6 @@ static int dispatch(hc_comm_t *c, hc_op_t *op, void *stream)
     return t ? hc_task_dispatch(t) : rc;
 }
 
-static void op_init(hc_op_t *op, const char *api, hc_coll_t coll, uint64_t count,
-                    HcclDataType dt, size_t esize, HcclReduceOp rop, void *send, void *recv)
-{
-    hc_zero(op, sizeof(*op)); /* not an inlined rep stos (src/util.h) */
-    op->api = api;
-    op->args.coll = coll;
-    op->args.count = count;
-    op->args.dtype = dt;
-    op->args.esize = esize;
-    op->args.op = rop;
-    op->user_op = rop;
-    op->send = send;
-    op->recv = recv;
-}
-
 #define CHECK(x) \
     do { \
         int rc_ = (x); \
@@ -155,7 +140,7 @@ HcclResult HcclAllReduce(void *sendBuf, void *recvBuf, uint64_t count, HcclDataT
     if (!in_place && overlap(sendBuf, count * es, recvBuf, count * es))
         return bad_overlap(fn);
     hc_op_t o;
-    op_init(&o, fn, HC_COLL_ALLREDUCE, count, dataType, es, op, sendBuf, recvBuf);
+    hc_op_init(&o, fn, HC_COLL_ALLREDUCE, count, dataType, es, op, sendBuf, recvBuf);
     o.args.in_place = in_place;
     return dispatch(c, &o, stream);
 }
@@ -174,7 +159,7 @@ HcclResult HcclBroadcast(void *buf, uint64_t count, HcclDataType dataType, uint3
     if (count == 0)
         return HCCL_SUCCESS;
     hc_op_t o;
-    op_init(&o, fn, HC_COLL_BROADCAST, count, dataType, es, HCCL_REDUCE_SUM, buf, buf);
+    hc_op_init(&o, fn, HC_COLL_BROADCAST, count, dataType, es, HCCL_REDUCE_SUM, buf, buf);
     o.args.root = root;
     o.args.in_place = 1;
     return dispatch(c, &o, stream);
@@ -200,7 +185,7 @@ HcclResult HcclReduce(void *sendBuf, void *recvBuf, uint64_t count, HcclDataType
     if (c->rank == root && !in_place && overlap(sendBuf, count * es, recvBuf, count * es))
         return bad_overlap(fn);
     hc_op_t o;
-    op_init(&o, fn, HC_COLL_REDUCE, count, dataType, es, op, sendBuf,
+    hc_op_init(&o, fn, HC_COLL_REDUCE, count, dataType, es, op, sendBuf,
             c->rank == root ? recvBuf : NULL);
     o.args.root = root;
     o.args.in_place = in_place;
@@ -227,7 +212,7 @@ HcclResult HcclReduceScatter(void *sendBuf, void *recvBuf, uint64_t recvCount,
     if (!in_place && overlap(sendBuf, blk * c->nranks, recvBuf, blk))
         return bad_overlap(fn);
     hc_op_t o;
-    op_init(&o, fn, HC_COLL_REDUCESCATTER, recvCount, dataType, es, op, sendBuf, recvBuf);
+    hc_op_init(&o, fn, HC_COLL_REDUCESCATTER, recvCount, dataType, es, op, sendBuf, recvBuf);
     o.args.in_place = in_place;
     return dispatch(c, &o, stream);
 }
@@ -250,7 +235,7 @@ HcclResult HcclAllGather(void *sendBuf, void *recvBuf, uint64_t sendCount,
     if (!in_place && overlap(sendBuf, blk, recvBuf, blk * c->nranks))
         return bad_overlap(fn);
     hc_op_t o;
-    op_init(&o, fn, HC_COLL_ALLGATHER, sendCount, dataType, es, HCCL_REDUCE_SUM, sendBuf,
+    hc_op_init(&o, fn, HC_COLL_ALLGATHER, sendCount, dataType, es, HCCL_REDUCE_SUM, sendBuf,
             recvBuf);
     o.args.in_place = in_place;
     return dispatch(c, &o, stream);
@@ -279,7 +264,7 @@ HcclResult HcclScatter(void *sendBuf, void *recvBuf, uint64_t recvCount, HcclDat
             return bad_overlap(fn);
     }
     hc_op_t o;
-    op_init(&o, fn, HC_COLL_SCATTER, recvCount, dataType, es, HCCL_REDUCE_SUM,
+    hc_op_init(&o, fn, HC_COLL_SCATTER, recvCount, dataType, es, HCCL_REDUCE_SUM,
             c->rank == root ? sendBuf : NULL, recvBuf);
     o.args.root = root;
     o.args.in_place = in_place;
@@ -321,7 +306,7 @@ HcclResult HcclAlltoAll(const void *sendBuf, uint64_t sendCount, HcclDataType se
     if (overlap(sendBuf, total, recvBuf, total))
         return bad_overlap(fn);
     hc_op_t o;
-    op_init(&o, fn, HC_COLL_ALLTOALL, sendCount, sendType, es, HCCL_REDUCE_SUM,
+    hc_op_init(&o, fn, HC_COLL_ALLTOALL, sendCount, sendType, es, HCCL_REDUCE_SUM,
             (void *)sendBuf, (void *)recvBuf);
     return dispatch(c, &o, stream);
 }
@@ -355,7 +340,7 @@ HcclResult HcclAlltoAllV(const void *sendBuf, const void *sendCounts, const void
     CHECK(hc_api_check_ptr(fn, "recvBuf", recvBuf, rany));
     entry_log(c, fn, 0, sendType, -1, -1);
     hc_op_t o;
-    op_init(&o, fn, HC_COLL_ALLTOALLV, 0, sendType, es, HCCL_REDUCE_SUM, (void *)sendBuf,
+    hc_op_init(&o, fn, HC_COLL_ALLTOALLV, 0, sendType, es, HCCL_REDUCE_SUM, (void *)sendBuf,
             (void *)recvBuf);
     o.args.scounts = sc;
     o.args.sdispls = sd;
@@ -372,6 +357,6 @@ HcclResult HcclBarrier(HcclComm comm, void *stream)
     CHECK(hc_api_check_comm_type(c, fn, HCCL_DATA_TYPE_INT8, &es));
     entry_log(c, fn, 0, HCCL_DATA_TYPE_INT8, -1, -1);
     hc_op_t o;
-    op_init(&o, fn, HC_COLL_BARRIER, 0, HCCL_DATA_TYPE_INT8, 1, HCCL_REDUCE_SUM, NULL, NULL);
+    hc_op_init(&o, fn, HC_COLL_BARRIER, 0, HCCL_DATA_TYPE_INT8, 1, HCCL_REDUCE_SUM, NULL, NULL);
     return dispatch(c, &o, stream);
 }

@@ -916,6 +916,21 @@ void hc_op_end(hc_running_t *r, int rc)
         hc_trace_op_end(tr, rc);
 }
 
+void hc_op_init(hc_op_t *op, const char *api, hc_coll_t coll, uint64_t count, HcclDataType dt,
+                size_t esize, HcclReduceOp rop, void *send, void *recv)
+{
+    hc_zero(op, sizeof(*op)); /* not an inlined rep stos (src/util.h) */
+    op->api = api;
+    op->args.coll = coll;
+    op->args.count = count;
+    op->args.dtype = dt;
+    op->args.esize = esize;
+    op->args.op = rop;
+    op->user_op = rop;
+    op->send = send;
+    op->recv = recv;
+}
+
 int hc_comm_run(hc_comm_t *c, const hc_op_t *op)
 {
     hc_running_t r;

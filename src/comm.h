@@ -171,6 +171,10 @@ typedef struct hc_running {
 int hc_op_begin(hc_comm_t *c, const hc_op_t *op, hc_running_t *r);
 /* Release what begin took; on success finish AVG. */
 void hc_op_end(hc_running_t *r, int rc);
+/* An operation of collective `coll` over `count` elements (the rest of the
+ * fields zero: no sequence reserved, not in place, no list). */
+void hc_op_init(hc_op_t *op, const char *api, hc_coll_t coll, uint64_t count, HcclDataType dt,
+                size_t esize, HcclReduceOp rop, void *send, void *recv);
 /* begin + wait + end (blocking, with the deadline). */
 int hc_comm_run(hc_comm_t *c, const hc_op_t *op);
 /* The algorithm hc_op_begin would choose for these arguments (the same

@@ -47,7 +47,6 @@
 #include "elastic.h"
 #include "log.h"
 #include "tune.h"
-#include "util.h"
 #include "../coll/algos.h"
 
 uint32_t hc_hash32(uint32_t h, const void *data, size_t len)
@@ -118,37 +117,6 @@ int hc_ctrl_max(hc_comm_t *c, const uint32_t *members, uint32_t n, uint32_t me,
  * rank (me + j) % n's. */
 #define HC_SPLIT_DIRECT_MAX 32
 static int bruck_allgather(hc_comm_t *c, const void *mine, void *all, void *work, size_t rec,
-                           const char *what);
-
-/* The split's allgather: through the parent's shared staging when it is
- * already set up there and the parent's table runs this allgather DIRECT
- * (one cache line per rank and flag, no message: about half the time of
- * the message round at 4 ranks on 2 cores), else as messages. Either way
- * nothing is allocated: the staging is the parent's (src/shm.h). Every
- * rank decides alike: shm_state and the table are the same on all of them
- * (set up by the parent's first collective, which all ran). */
-static int split_allgather(hc_comm_t *c, const void *mine, void *all, void *work, size_t rec,
-                           const char *what)
-{
-    if (c->shm_state == 1 && c->nranks > 1) {
-        hc_op_t o;
-        hc_zero(&o, sizeof(o));
-        o.api = what;
-        o.args.coll = HC_COLL_ALLGATHER;
-        o.args.count = rec;
-        o.args.dtype = HCCL_DATA_TYPE_UINT8;
-        o.args.esize = 1;
-        o.args.op = o.user_op = HCCL_REDUCE_SUM;
-        o.send = (void *)mine;
-        o.recv = all;
-        const hc_algo_t *algo = hc_comm_select(c, &o.args);
-        if (algo != NULL && algo->id == HC_ALLGATHER_DIRECT)
-            return hc_comm_run(c, &o);
-    }
-    return bruck_allgather(c, mine, all, work, rec, what);
-}
-
-static int bruck_allgather(hc_comm_t *c, const void *mine, void *all, void *work, size_t rec,
                            const char *what)
 {
     const uint32_t n = c->nranks, me = c->rank;
@@ -193,6 +161,27 @@ static int bruck_allgather(hc_comm_t *c, const void *mine, void *all, void *work
     for (uint32_t j = 0; j < n; j++)
         memcpy((char *)all + ((me + j) % n) * rec, w + j * rec, rec);
     return HCCL_SUCCESS;
+}
+
+/* The split's allgather: through the parent's shared staging when it is
+ * already set up there and the parent's table runs this allgather DIRECT
+ * (one cache line per rank and flag, no message: about half the time of
+ * the message round at 4 ranks on 2 cores), else as messages. Either way
+ * nothing is allocated: the staging is the parent's (src/shm.h). Every
+ * rank decides alike: shm_state and the table are the same on all of them
+ * (set up by the parent's first collective, which all ran). */
+static int split_allgather(hc_comm_t *c, const void *mine, void *all, void *work, size_t rec,
+                           const char *what)
+{
+    if (c->shm_state == 1 && c->nranks > 1) {
+        hc_op_t o;
+        hc_op_init(&o, what, HC_COLL_ALLGATHER, rec, HCCL_DATA_TYPE_UINT8, 1, HCCL_REDUCE_SUM,
+                   (void *)mine, all);
+        const hc_algo_t *algo = hc_comm_select(c, &o.args);
+        if (algo != NULL && algo->id == HC_ALLGATHER_DIRECT)
+            return hc_comm_run(c, &o);
+    }
+    return bruck_allgather(c, mine, all, work, rec, what);
 }
 
 typedef struct {
