@@ -158,31 +158,26 @@ static int unit_run(multi_t *m, uint32_t k)
 {
     unit_t *u = &m->u[k];
     hc_op_t o;
-    memset(&o, 0, sizeof(o));
     void *send, *recv;
+    const char *api;
     if (u->gather) {
         send = recv = NULL;
-        o.iov = m->iov + u->off;
-        o.niov = u->n;
-        o.api = "HcclAllReduceMulti gathered";
+        api = "HcclAllReduceMulti gathered";
     } else if (u->direct) {
         uint32_t i = m->order[u->off];
         send = (void *)m->in[i];
         recv = m->out[i];
-        o.api = "HcclAllReduceMulti tensor";
+        api = "HcclAllReduceMulti tensor";
     } else {
         send = recv = m->stage[u->stage];
-        o.api = "HcclAllReduceMulti bucket";
+        api = "HcclAllReduceMulti bucket";
     }
-    o.args.coll = HC_COLL_ALLREDUCE;
-    o.args.count = u->bytes / m->es;
-    o.args.dtype = m->dt;
-    o.args.esize = m->es;
-    o.args.op = m->op;
+    hc_op_init(&o, api, HC_COLL_ALLREDUCE, u->bytes / m->es, m->dt, m->es, m->op, send, recv);
+    if (u->gather) {
+        o.iov = m->iov + u->off;
+        o.niov = u->n;
+    }
     o.args.in_place = u->gather ? u->in_place : send == recv;
-    o.user_op = m->op;
-    o.send = send;
-    o.recv = recv;
     o.has_seq = 1;
     o.seq = hc_seq_nth(m->seq0, k);
     o.ticket = m->ticket0 == HC_NO_TICKET ? HC_NO_TICKET : m->ticket0 + k;
@@ -444,6 +439,18 @@ static int direct_for(multi_t *m, uint64_t count, int in_place)
     return algo && algo->id == HC_ALLREDUCE_DIRECT;
 }
 
+/* Tensor i (b bytes) as a unit of its own, reduced in place of the user's
+ * buffers as an ordinary AllReduce; *nord: next position in order[]. */
+static void unit_alone(multi_t *m, uint32_t *nord, size_t i, uint64_t b)
+{
+    unit_t *u = &m->u[m->nu++];
+    u->off = *nord;
+    u->n = 1;
+    u->bytes = b;
+    u->direct = 1;
+    m->order[(*nord)++] = (uint32_t)i;
+}
+
 /* The gathered plan: consecutive tensors up to `limit` bytes per unit, a
  * tensor of `limit` or more alone. 0: not possible here (the caller plans
  * with packing). */
@@ -463,12 +470,7 @@ static int plan_gather(multi_t *m, uint64_t limit)
         if (b == 0)
             continue;
         if (b >= limit) { /* alone, as an ordinary AllReduce */
-            unit_t *u = &m->u[m->nu++];
-            u->off = nord;
-            u->n = 1;
-            u->bytes = b;
-            u->direct = 1;
-            m->order[nord++] = (uint32_t)i;
+            unit_alone(m, &nord, i, b);
             open = NULL;
             continue;
         }
@@ -558,12 +560,7 @@ static int plan(multi_t *m)
         if (i == m->n || b == 0)
             continue;
         if (b >= direct_min) {
-            unit_t *u = &m->u[m->nu++];
-            u->off = nord;
-            u->n = 1;
-            u->bytes = b;
-            u->direct = 1;
-            m->order[nord++] = (uint32_t)i;
+            unit_alone(m, &nord, i, b);
         } else {
             open[nb_open++] = (uint32_t)i;
             fill += b;
@@ -697,17 +694,9 @@ HcclResult HcclAllReduceMulti(const void **inputs, void **outputs, const uint64_
             if (counts[i] == 0)
                 continue;
             hc_op_t o;
-            memset(&o, 0, sizeof(o));
-            o.api = "HcclAllReduce";
-            o.args.coll = HC_COLL_ALLREDUCE;
-            o.args.count = counts[i];
-            o.args.dtype = dtype;
-            o.args.esize = es;
-            o.args.op = op;
+            hc_op_init(&o, "HcclAllReduce", HC_COLL_ALLREDUCE, counts[i], dtype, es, op,
+                       (void *)inputs[i], outputs[i]);
             o.args.in_place = inputs[i] == outputs[i];
-            o.user_op = op;
-            o.send = (void *)inputs[i];
-            o.recv = outputs[i];
             rc = hc_group_add_coll(c, &o, stream);
             if (rc != HCCL_SUCCESS)
                 return rc;
