@@ -77,6 +77,20 @@ static void free_list(lp_msg_t *m)
     }
 }
 
+/* Drop the simulated staging and its per-rank state. */
+static void shm_free(hc_loop_t *lp)
+{
+    free(lp->seg);
+    free(lp->halves);
+    free(lp->prev_all);
+    free(lp->seen_done);
+    lp->seg = NULL;
+    lp->halves = NULL;
+    lp->prev_all = NULL;
+    lp->seen_done = NULL;
+    lp->half = 0;
+}
+
 void hc_loop_destroy(hc_loop_t *lp)
 {
     if (lp == NULL)
@@ -89,34 +103,20 @@ void hc_loop_destroy(hc_loop_t *lp)
     free(lp->sends);
     free(lp->recvs);
     free(lp->traffic);
-    free(lp->seg);
-    free(lp->halves);
-    free(lp->prev_all);
-    free(lp->seen_done);
+    shm_free(lp);
     free(lp);
 }
 
 int hc_loop_shm_alloc(hc_loop_t *lp, uint64_t half)
 {
     half = (half + 63) & ~(uint64_t)63;
-    free(lp->seg);
-    free(lp->halves);
-    free(lp->prev_all);
-    free(lp->seen_done);
-    lp->half = 0;
+    shm_free(lp);
     lp->prev_all = calloc(lp->n, 1);
     lp->seen_done = calloc(lp->n, sizeof(uint64_t));
     lp->halves = calloc(2 * (size_t)lp->n, sizeof(char *));
     lp->seg = aligned_alloc(64, 2 * half * lp->n + 64);
     if (lp->seg == NULL || lp->halves == NULL || lp->prev_all == NULL || lp->seen_done == NULL) {
-        free(lp->seg);
-        free(lp->halves);
-        free(lp->prev_all);
-        free(lp->seen_done);
-        lp->seg = NULL;
-        lp->halves = NULL;
-        lp->prev_all = NULL;
-        lp->seen_done = NULL;
+        shm_free(lp);
         return HCCL_E_MEMORY;
     }
     memset(lp->seg, 0, 2 * half * lp->n);
