@@ -145,7 +145,8 @@ static inline hc_loc_t hc_loc_peer(uint32_t peer, uint64_t off)
 
 typedef struct {
     uint8_t kind;     /* hc_step_kind_t */
-    uint8_t ago;      /* WAIT: the value belongs to operation epoch - ago (0 or 2) */
+    uint8_t ago;      /* WAIT: the value belongs to operation epoch - ago (0, 2, or
+                       * 2 * HC_SEG_RING_SLOTS for a ring writer's guard) */
     uint16_t nsrc;    /* REDUCE_MULTI: number of sources */
     uint32_t peer;    /* SEND/RECV: communicator rank */
     uint32_t tag;     /* SEND/RECV */

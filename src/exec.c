@@ -131,10 +131,15 @@ int hc_exec_start(hc_exec_t *e, const hc_sched_t *s, void *const bufs[HC_NBUFS],
     return HCCL_SUCCESS;
 }
 
+/* A location's offset in its buffer (ring locations: this epoch's entry). */
+static inline uint64_t loc_off(const hc_exec_t *e, hc_loc_t l)
+{
+    return l.off + (l.ring ? e->ring_off : 0);
+}
+
 static inline char *ptr(const hc_exec_t *e, hc_loc_t l)
 {
-    return (l.buf == HC_BUF_PEER ? e->half[l.peer] : e->base[l.buf]) + l.off +
-           (l.ring ? e->ring_off : 0);
+    return (l.buf == HC_BUF_PEER ? e->half[l.peer] : e->base[l.buf]) + loc_off(e, l);
 }
 
 void hc_exec_bind_shm(hc_exec_t *e, const hc_shm_bind_t *b)
@@ -160,8 +165,7 @@ static inline uint64_t wait_want(const hc_exec_t *e, const hc_step_t *t)
 
 static inline uint64_t flag_of(const hc_exec_t *e, uint32_t q, hc_loc_t l)
 {
-    return __atomic_load_n((const uint64_t *)(e->half[q] + l.off + (l.ring ? e->ring_off : 0)),
-                           __ATOMIC_ACQUIRE);
+    return __atomic_load_n((const uint64_t *)(e->half[q] + loc_off(e, l)), __ATOMIC_ACQUIRE);
 }
 
 /* A WAIT on every rank keeps the rank it is at in x->peer (so a dead
@@ -181,16 +185,14 @@ static inline int wait_done(const hc_exec_t *e, const hc_step_t *t, hc_xfer_t *x
     if (q != HC_PEERS_ALL) {
         /* the data behind the flag: in flight with it rather than after it */
         for (uint32_t j = 0; j < t->tag; j++)
-            __builtin_prefetch(e->half[q] + t->dst.off + (t->dst.ring ? e->ring_off : 0) +
-                               64 * (uint64_t)j);
+            __builtin_prefetch(e->half[q] + loc_off(e, t->dst) + 64 * (uint64_t)j);
         return flag_of(e, q, t->a) >= want;
     }
     for (q = x->peer; q < e->nranks; q++) {
         if (q == e->rank)
             continue;
         for (uint32_t j = 0; j < t->tag; j++)
-            __builtin_prefetch(e->half[q] + t->dst.off + (t->dst.ring ? e->ring_off : 0) +
-                               64 * (uint64_t)j);
+            __builtin_prefetch(e->half[q] + loc_off(e, t->dst) + 64 * (uint64_t)j);
         if (flag_of(e, q, t->a) < want) {
             x->peer = q;
             return 0;
