@@ -206,6 +206,7 @@ median_json() {
         }' "$@"
 }
 if [ "$runs" -gt 1 ]; then
+    : >"$out/status.txt.tmp"
     for np in $nps; do
         for s in $settings; do
             for c in $colls; do
@@ -216,15 +217,18 @@ if [ "$runs" -gt 1 ]; then
                     k=$((k + 1))
                     [ -s "$out/$name.r$k.json" ] && files="$files $out/$name.r$k.json"
                 done
-                rcs=$(awk -v n="$name" 'index($1, n ".r") == 1 { print $2 }' "$out/status.txt" | sort -u | tr '\n' ' ')
                 if [ -n "$files" ]; then
                     # shellcheck disable=SC2086
                     median_json $files >"$out/$name.json"
                 fi
-                echo "$name $(echo "$rcs" | awk '{ m = 0; for (i = 1; i <= NF; i++) if ($i != 0) m = $i; print m }')" >>"$out/status.txt"
+                # its status: the last nonzero one of its runs, else 0
+                awk -v n="$name" 'index($1, n ".r") == 1 && $2 != 0 { rc = $2 }
+                    END { print n, rc + 0 }' "$out/status.txt" >>"$out/status.txt.tmp"
             done
         done
     done
+    cat "$out/status.txt.tmp" >>"$out/status.txt"
+    rm -f "$out/status.txt.tmp"
 fi
 
 # ------------------------------------------------------------------ report
