@@ -245,7 +245,7 @@ static void run_local(hc_exec_t *e, const hc_step_t *t)
     case HC_STEP_COPY: {
         char *d = ptr(e, t->dst), *src = ptr(e, t->a);
         if (d != src && t->bytes)
-            memmove(d, src, t->bytes);
+            hc_copy(d, src, t->bytes);
         e->nt_stores |= t->bytes >= HC_NT_COPY_MIN;
         break;
     }
@@ -379,7 +379,18 @@ static void complete(hc_exec_t *e, uint32_t i)
     e->ndone++;
     for (uint32_t k = e->rdep_off[i]; k < e->rdep_off[i + 1]; k++) {
         uint32_t j = e->rdep[k];
-        if (--e->npend[j] == 0)
+        if (--e->npend[j] != 0)
+            continue;
+        /* A flag step goes ahead of the steps already queued, into a slot
+         * already consumed: a PUBLISH right after its copy, not one chunk
+         * later, or a two-slot pipeline falls into lockstep
+         * (docs/PERFORMANCE.md, "Publish before the next copy"). Sends and
+         * receives keep their order: messages of one tag match in the
+         * order they were posted. */
+        const uint8_t kd = e->s->steps[j].kind;
+        if (e->rhead > 0 && (kd == HC_STEP_PUBLISH || kd == HC_STEP_WAIT))
+            e->ready[--e->rhead] = j;
+        else
             e->ready[e->rtail++] = j;
     }
 }

@@ -78,7 +78,8 @@ typedef struct hc_exec {
     uint32_t *npend;   /* per step: dependencies not done yet */
     uint32_t *rdep_off; /* dependents of step i: rdep[rdep_off[i] .. rdep_off[i+1]) */
     uint32_t *rdep;
-    uint32_t *ready;   /* FIFO of steps ready to start: [rhead, rtail) */
+    uint32_t *ready;   /* steps ready to start: [rhead, rtail); flag steps are
+                        * put in front (complete()), the rest in order */
     uint32_t rhead, rtail;
     uint32_t *posted;  /* transfers in flight (unordered) */
     uint32_t nposted;

@@ -57,6 +57,7 @@
 #include "log.h"
 #include "reduce.h"
 #include "stream.h"
+#include "util.h"
 #include "../coll/algos.h"
 
 #define HC_FUSION_DEFAULT (64ull << 20)
@@ -206,9 +207,9 @@ static int unit_copy(multi_t *m, unit_t *u, int pack, uint64_t *budget)
             len = *budget;
         if (len) {
             if (pack)
-                memcpy(stage + u->pos, (const char *)m->in[i] + u->cur_off, len);
+                hc_copy(stage + u->pos, (const char *)m->in[i] + u->cur_off, len);
             else
-                memcpy((char *)m->out[i] + u->cur_off, stage + u->pos, len);
+                hc_copy((char *)m->out[i] + u->cur_off, stage + u->pos, len);
         }
         u->pos += len;
         u->cur_off += len;

@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "reduce.h"
+#include "util.h"
 
 #ifdef HAVE_CUDA
 #include <cuda_runtime_api.h>
@@ -124,7 +125,7 @@ int hc_cuda_memcpy(void *dst, const void *src, size_t n)
         return HCCL_SUCCESS;
     }
 #endif
-    memmove(dst, src, n);
+    hc_copy(dst, src, n);
     return HCCL_SUCCESS;
 }
 

@@ -41,6 +41,7 @@
  * - An unsupported type/op (see hc_reduce_check) is a no-op here.
  */
 #include "reduce.h"
+#include "util.h"
 
 #include <pthread.h>
 #include <string.h>
@@ -788,7 +789,7 @@ void hc_reduce_multi(void *dst, const void *const *src, size_t nsrc, size_t coun
         return;
     if (nsrc == 1) {
         if (dst != src[0])
-            memmove(dst, src[0], count * hc_dtype_size(t));
+            hc_copy(dst, src[0], count * hc_dtype_size(t));
     } else if (mfn != NULL) {
         mfn(dst, src, nsrc, 0, count);
     } else {
