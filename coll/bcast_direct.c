@@ -19,7 +19,13 @@
  */
 #include "shm_util.h"
 
-#define BCAST_CHUNK (256u << 10)
+/* Chunk: a quarter of the message, within [BCAST_CHUNK_MIN, BCAST_CHUNK_MAX]
+ * (measured at 2 ranks, docs/PERFORMANCE.md "Broadcast DIRECT chunk"):
+ * enough chunks that the readers' copy-out overlaps the root's copy-in,
+ * few enough that the flag handoffs stay small; HCCL_BCAST_CHUNK_SIZE (or
+ * a tune-file chunk) caps it. */
+#define BCAST_CHUNK_MIN (32u << 10)
+#define BCAST_CHUNK_MAX (256u << 10)
 #define SLOTS 2u
 
 enum { F_IN = 0, F_RD = 1 };
@@ -35,8 +41,14 @@ int hc_bcast_direct_build(const hc_coll_args_t *a, hc_sched_t *s)
         return HCCL_SUCCESS;
     if (a->shm_bytes < HC_SHM_MIN_HALF)
         return HCCL_E_PARA;
+    uint64_t want = count * es / 4;
+    want = want < BCAST_CHUNK_MIN ? BCAST_CHUNK_MIN : want > BCAST_CHUNK_MAX ? BCAST_CHUNK_MAX : want;
+    if (a->chunk_bytes && a->chunk_bytes < want)
+        want = a->chunk_bytes;
     const uint64_t room = hc_shm_slot_room(a, SLOTS);
-    uint64_t ce = hc_shm_chunk_elems(a, room, BCAST_CHUNK);
+    uint64_t ce = (want < room ? want : room) / es;
+    if (ce == 0)
+        ce = 1;
     if (ce > count)
         ce = count;
     const uint64_t nch = (count + ce - 1) / ce, slot = hc_shm_align(ce * es);

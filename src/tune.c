@@ -50,7 +50,7 @@ static const char builtin_text[] =
     "broadcast      256KB-*    *     HIER               when=hier\n"
     "# one host: shared staging (DIRECT cannot run without it: next rule)\n"
     "allreduce      *          *     DIRECT\n"
-    "broadcast      0-16MB     *     DIRECT\n"
+    "broadcast      *          *     DIRECT\n"
     "reducescatter  *          *     DIRECT\n"
     "allgather      *          *     DIRECT\n"
     "alltoall       0-64MB     *     DIRECT\n"
