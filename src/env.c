@@ -73,7 +73,7 @@ static const hc_env_var_t env_table[] = {
      FIELD(ring_chunk), .flags = HC_ENV_F_AUTO,
      .help = "pipeline chunk of the ring algorithms; auto = chosen per size"},
     {.name = "HCCL_BCAST_CHUNK_SIZE", .type = HC_ENV_SIZE, .def = "1MB", .min = 1, .max = GB,
-     FIELD(bcast_chunk), .help = "first pipeline chunk of Broadcast (then adaptive)"},
+     FIELD(bcast_chunk), .help = "largest pipeline chunk of Broadcast (PIPELINE and DIRECT adapt below it)"},
     {.name = "HCCL_TUNE_FILE", .type = HC_ENV_STRING, .def = "", FIELD(tune_file),
      .help = "tuning table (from hcomm-tune) that replaces the built-in thresholds"},
     {.name = "HCCL_DETERMINISTIC", .type = HC_ENV_BOOL, .def = "false", FIELD(deterministic),

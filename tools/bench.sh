@@ -105,7 +105,11 @@ done
 if [ $quick -eq 1 ]; then
     sizes="-b 8 -e 8M -f 32 -n 10 -w 2 -T 0.3"
 else
-    sizes="-b 8 -e 64M -f 2"
+    # 200 iterations where they fit in the 1 s budget per size (hcomm-perf
+    # cuts them at large sizes): with 20, the median at the first size
+    # caught Open MPI's faster first iterations (8 B Broadcast 0.40-0.47 us
+    # at -n 20, 0.53-0.55 us at -n 200; docs/PERFORMANCE.md)
+    sizes="-b 8 -e 64M -f 2 -n 200"
 fi
 cores=$(getconf _NPROCESSORS_ONLN 2>/dev/null || nproc)
 rootflag=
