@@ -21,6 +21,7 @@
 #define HC_UTIL_H_
 
 #include <stddef.h>
+#include <stdint.h>
 #include <string.h>
 
 static inline void hc_zero(void *p, size_t n)
@@ -35,7 +36,8 @@ static inline void hc_copy(void *d, const void *s, size_t n)
 {
     char *dp = (char *)d;
     const char *sp = (const char *)s;
-    if (n > HC_COPY_PIECE && (dp + n <= sp || sp + n <= dp)) {
+    const uintptr_t da = (uintptr_t)d, sa = (uintptr_t)s;
+    if (n > HC_COPY_PIECE && (da + n <= sa || sa + n <= da)) {
         for (; n > HC_COPY_PIECE; n -= HC_COPY_PIECE, dp += HC_COPY_PIECE, sp += HC_COPY_PIECE)
             memcpy(dp, sp, HC_COPY_PIECE);
     }

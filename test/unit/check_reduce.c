@@ -22,6 +22,7 @@
 
 #include "src/gpu.h"
 #include "src/reduce.h"
+#include "src/util.h"
 
 #define NELEM(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -987,6 +988,47 @@ START_TEST(test_scale)
 }
 END_TEST
 
+/* ------------------------------------------------------------ hc_copy */
+
+/* hc_copy (src/util.h) cuts copies above HC_COPY_PIECE into pieces and
+ * keeps memmove's meaning for overlapping ranges: sizes around one and
+ * several pieces, odd offsets, both overlap directions, against a byte
+ * loop on a copy of the buffer. */
+START_TEST(test_copy)
+{
+    const size_t P = HC_COPY_PIECE;
+    const size_t sizes[] = {0, 1, 63, P - 1, P, P + 1, 2 * P, 3 * P + 123};
+    const size_t big = 8 * P;
+    unsigned char *buf = malloc(big), *ref = malloc(big);
+    ck_assert_ptr_nonnull(buf);
+    ck_assert_ptr_nonnull(ref);
+    for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++) {
+        const size_t n = sizes[si];
+        /* {dst offset, src offset}: apart, dst below src overlapping, dst
+         * above src overlapping (a forward piecewise copy would corrupt it) */
+        const size_t cases[][2] = {{5, n + 4101}, {3, 3 + n / 3 + 1}, {7 + n / 2 + 1, 7}};
+        for (size_t ci = 0; ci < 3; ci++) {
+            const size_t d = cases[ci][0], sr = cases[ci][1];
+            if (d + n > big || sr + n > big)
+                continue;
+            for (size_t i = 0; i < big; i++)
+                buf[i] = ref[i] = (unsigned char)(i * 131u + (i >> 9) + si);
+            if (d < sr) {
+                for (size_t i = 0; i < n; i++)
+                    ref[d + i] = ref[sr + i];
+            } else {
+                for (size_t i = n; i-- > 0;)
+                    ref[d + i] = ref[sr + i];
+            }
+            hc_copy(buf + d, buf + sr, n);
+            ck_assert_msg(memcmp(buf, ref, big) == 0, "hc_copy n=%zu case %zu differs", n, ci);
+        }
+    }
+    free(buf);
+    free(ref);
+}
+END_TEST
+
 /* ------------------------------------------------------------ CUDA */
 
 START_TEST(test_cuda)
@@ -1075,6 +1117,7 @@ static Suite *reduce_suite(void)
     tcase_add_test(tc, test_int_wrap);
     tcase_add_test(tc, test_int128);
     tcase_add_test(tc, test_float_rules);
+    tcase_add_test(tc, test_copy);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("fp16_bf16");
