@@ -6,7 +6,9 @@
 #
 # Runs hcomm-perf -M (hcomm and MPI alternating in the same processes) for
 # allreduce, broadcast, allgather, reducescatter and alltoall, 8 B to 64 MiB
-# (x2 steps), at 2 and 4 ranks, under two Open MPI settings:
+# (x2 steps), at 2 and 4 ranks, and AllReduce 32-256 MiB at 2 ranks with
+# a single-core memcpy timed in the same run ("allreduce-large", hcomm-perf
+# -R: the issue's large-message row), under two Open MPI settings:
 #   default  Open MPI as configured on this machine (Debian: ob1 + vader/CMA)
 #   tuned    --mca btl_vader_single_copy_mechanism none
 #            -x GLIBC_TUNABLES=glibc.malloc.mmap_max=0:glibc.malloc.trim_threshold=4294967296
@@ -31,6 +33,8 @@
 #   --mpirun CMD      the launcher (default: $MPIRUN or mpirun)
 #   --args "..."      extra hcomm-perf arguments (e.g. "-d bfloat16")
 #   --timeout SEC     kill a run after SEC seconds (default 1800; 0 = none)
+#   --no-large        leave out the AllReduce 32-256 MiB runs (the full
+#                     sweep has them, --quick does not)
 #   --runs N          run every setting N times, interleaved (all runs of
 #                     round 1, then round 2, ...), and report per size the
 #                     median over the runs: hcomm and MPI times, and the
@@ -54,9 +58,11 @@ settings="default tuned"
 extra=
 tmo=1800
 runs=1
+large=1
 while [ $# -gt 0 ]; do
     case $1 in
     --quick) quick=1 ;;
+    --no-large) large=0 ;;
     --out) out=$2; shift ;;
     --perf) perf=$2; shift ;;
     --np) nps=$2; shift ;;
@@ -104,6 +110,7 @@ done
 
 if [ $quick -eq 1 ]; then
     sizes="-b 8 -e 8M -f 32 -n 10 -w 2 -T 0.3"
+    large=0
 else
     # 200 iterations where they fit in the 1 s budget per size (hcomm-perf
     # cuts them at large sizes): with 20, the median at the first size
@@ -111,6 +118,17 @@ else
     # at -n 20, 0.53-0.55 us at -n 200; docs/PERFORMANCE.md)
     sizes="-b 8 -e 64M -f 2 -n 200"
 fi
+# the runs of np ranks: the collectives, and at 2 ranks allreduce-large
+colls_for() {
+    if [ $large -eq 1 ] && [ "$1" = 2 ]; then echo "$colls allreduce-large"; else echo "$colls"; fi
+}
+# hcomm-perf's arguments for one of them
+coll_args() {
+    case $1 in
+    allreduce-large) echo "-C allreduce -b 32M -e 256M -f 2 -R" ;;
+    *) echo "-C $1 $sizes" ;;
+    esac
+}
 cores=$(getconf _NPROCESSORS_ONLN 2>/dev/null || nproc)
 rootflag=
 [ "$(id -u)" = 0 ] && rootflag=--allow-run-as-root
@@ -135,7 +153,7 @@ for np in $nps; do
     [ "$np" -gt "$cores" ] && over=--oversubscribe
     for s in $settings; do
         sargs=$(setting_args "$s")
-        for c in $colls; do
+        for c in $(colls_for "$np"); do
             name=np$np-$s-$c
             json=$out/$name.json
             if [ "$runs" -gt 1 ]; then
@@ -143,7 +161,7 @@ for np in $nps; do
                 json=$out/$name.json
             fi
             # word splitting of the option lists is intended (no spaces in paths)
-            cmd="$mpirun $rootflag $over -np $np $sargs$xenv $perf -C $c $sizes -M -J $json $extra"
+            cmd="$mpirun $rootflag $over -np $np $sargs$xenv $perf $(coll_args "$c") -M -J $json $extra"
             # shellcheck disable=SC2086,SC2116 # one space between words in the record
             cmd=$(echo $cmd)
             echo "$cmd" >>"$out/commands.txt"
@@ -184,6 +202,7 @@ median_json() {
             T[sz, k] = field($0, "time_us"); B[sz, k] = field($0, "busbw")
             MT[sz, k] = field($0, "mpi_time_us"); MB[sz, k] = field($0, "mpi_busbw")
             R[sz, k] = field($0, "ratio"); W[sz] += field($0, "wrong"); MW[sz] += field($0, "mpi_wrong")
+            MC[sz, k] = field($0, "memcpy_GBps")
         }
         END {
             sub(/"command"/, "\"runs\": " runs ",\n  \"command\"", head)
@@ -203,6 +222,10 @@ median_json() {
                     line = line sprintf(", \"mpi_time_us\": %.3f, \"mpi_busbw\": %.4f, \"ratio\": %.4f, \"ratio_min\": %.4f, \"ratio_max\": %.4f, \"mpi_wrong\": %d", mt, mb, rt, lo, hi, MW[sz])
                     if (rt > 0) { gs += log(rt); gn++ }
                 }
+                if (MC[sz, 1] != "") {
+                    for (k = 1; k <= n; k++) { a[k] = MC[sz, k] }
+                    line = line sprintf(", \"memcpy_GBps\": %.4f", med(a, n))
+                }
                 bs += bw
                 printf "%s}%s\n", line, (i < nsz ? "," : "")
             }
@@ -213,7 +236,7 @@ if [ "$runs" -gt 1 ]; then
     : >"$out/status.txt.tmp"
     for np in $nps; do
         for s in $settings; do
-            for c in $colls; do
+            for c in $(colls_for "$np"); do
                 name=np$np-$s-$c
                 files=
                 k=0
@@ -269,7 +292,7 @@ mpiver=$($mpirun --version 2>/dev/null | head -n 1)
     for s in $settings; do printf -- '---|---|---|'; done
     echo
     for np in $nps; do
-        for c in $colls; do
+        for c in $(colls_for "$np"); do
             printf '| %s | %s |' "$np" "$c"
             for s in $settings; do
                 f=$out/np$np-$s-$c.json
@@ -292,7 +315,7 @@ mpiver=$($mpirun --version 2>/dev/null | head -n 1)
 for np in $nps; do
     echo "## $np ranks" >>"$rep"
     echo >>"$rep"
-    for c in $colls; do
+    for c in $(colls_for "$np"); do
         files=
         for s in $settings; do files="$files $out/np$np-$s-$c.json"; done
         # shellcheck disable=SC2086
@@ -316,14 +339,21 @@ for np in $nps; do
                 T[sz, fi] = field($0, "time_us"); B[sz, fi] = field($0, "busbw")
                 MT[sz, fi] = field($0, "mpi_time_us"); MB[sz, fi] = field($0, "mpi_busbw")
                 R[sz, fi] = field($0, "ratio"); W[sz, fi] = field($0, "wrong")
+                MC[sz, fi] = field($0, "memcpy_GBps"); if (MC[sz, fi] != "") hasmc = 1
             }
             END {
                 printf "### %s, %s ranks\n\n| size |", coll, np
                 for (i = 1; i <= ns; i++)
                     printf " hcomm µs (%s) | MPI µs (%s) | ratio (%s) |", S[i], S[i], S[i]
-                printf " vs best | hcomm busbw (best) | MPI busbw (best) |\n|---:|"
+                printf " vs best | hcomm busbw (best) | MPI busbw (best) |"
+                if (hasmc)
+                    for (i = 1; i <= ns; i++)
+                        printf " memcpy GB/s (%s) | hcomm busbw / memcpy (%s) |", S[i], S[i]
+                printf "\n|---:|"
                 for (i = 1; i <= ns; i++) printf "---:|---:|---:|"
-                printf "---:|---:|---:|\n"
+                printf "---:|---:|---:|"
+                if (hasmc) for (i = 1; i <= ns; i++) printf "---:|---:|"
+                printf "\n"
                 printf "# %s, %s ranks: size, then per setting (%s): hcomm_us hcomm_busbw mpi_us mpi_busbw\n", coll, np, settings > dat
                 for (k = 1; k <= nsz; k++) {
                     sz = order[k]; best = ""; bs = ""; hb = ""; mb = ""
@@ -338,7 +368,12 @@ for np in $nps; do
                         line = line " " (T[sz, i] == "" ? "NaN" : T[sz, i]) " " (B[sz, i] == "" ? "NaN" : B[sz, i]) \
                                " " (MT[sz, i] == "" ? "NaN" : MT[sz, i]) " " (MB[sz, i] == "" ? "NaN" : MB[sz, i])
                     }
-                    printf " %s%s | %s | %s |\n", fmt(best, 3), (bs == "" ? "" : " (" bs ")"), fmt(hb, 2), fmt(mb, 2)
+                    printf " %s%s | %s | %s |", fmt(best, 3), (bs == "" ? "" : " (" bs ")"), fmt(hb, 2), fmt(mb, 2)
+                    if (hasmc)
+                        for (i = 1; i <= ns; i++)
+                            printf " %s | %s |", fmt(MC[sz, i], 2),
+                                (MC[sz, i] + 0 > 0 && B[sz, i] != "") ? sprintf("%.0f%%", 100 * B[sz, i] / MC[sz, i]) : "-"
+                    printf "\n"
                     print line > dat
                 }
                 printf "\n"
@@ -352,7 +387,7 @@ done
     if command -v gnuplot >/dev/null 2>&1; then
         for np in $nps; do
             png=busbw-np$np.png
-            if gnuplot -e "datadir='$out'; np='$np'; settings='$settings'; colls='$colls'; outfile='$out/$png'" \
+            if gnuplot -e "datadir='$out'; np='$np'; settings='$settings'; colls='$(colls_for "$np")'; outfile='$out/$png'" \
                 "$here/plot.gp" 2>"$out/gnuplot-np$np.err"; then
                 echo "![busbw vs size, $np ranks]($png)"
             else

@@ -141,13 +141,14 @@ typedef struct {
     double mpi_time, mpi_busbw, ratio;
     long long mpi_wrong;
     int iters, warmup;
+    double mcp_gbps; /* -R: single-core memcpy of the size, GB/s (0: not measured) */
 } row_t;
 
 typedef struct {
     /* options */
     uint64_t minb, maxb;
     uint64_t factor;
-    int iters, warmup, check, root, in_place, with_mpi, check_only;
+    int iters, warmup, check, root, in_place, with_mpi, check_only, ref;
     double budget;
     coll_t coll;
     const dtype_t *t;
@@ -681,6 +682,32 @@ static double bw_factor(const ctx_t *c)
     }
 }
 
+/* -R: rank 0 alone (the others wait in a barrier, so its core has the
+ * machine to itself) copies `bytes` from sbuf to rbuf with memcpy, as many
+ * times as fit in a tenth of the budget (3 to 50); GB/s of the median copy.
+ * After the timed loop: rbuf's contents do not matter any more (every
+ * checked call prepares its buffers). */
+static double memcpy_ref(ctx_t *c, uint64_t bytes)
+{
+    double g = 0;
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (c->rank == 0 && bytes > 0) {
+        double t[50];
+        int k = 0;
+        double spent = 0;
+        memcpy(c->rbuf, c->sbuf, bytes); /* warm-up: page tables, TLB */
+        while (k < 50 && (k < 3 || spent < 0.1 * c->budget)) {
+            double t0 = now_us();
+            memcpy(c->rbuf, c->sbuf, bytes);
+            t[k] = now_us() - t0;
+            spent += t[k++] * 1e-6;
+        }
+        g = (double)bytes / median(t, k) * 1e-3;
+    }
+    MPI_Bcast(&g, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+    return g;
+}
+
 static void run_size(ctx_t *c, row_t *row)
 {
     int mpi = c->with_mpi && c->mpi_ok;
@@ -736,6 +763,7 @@ static void run_size(ctx_t *c, row_t *row)
 
     int m = iters > 0 ? iters : 1;
     uint64_t bytes = c->count * c->t->size;
+    row->mcp_gbps = c->ref ? memcpy_ref(c, bytes) : 0;
     row->size = bytes;
     row->count = c->count;
     row->iters = iters;
@@ -832,6 +860,9 @@ static void usage(FILE *f)
 "  -M        also run MPI's equivalent in the same process, alternating\n"
 "            with hcomm on the same buffers, and print its time, busbw\n"
 "            and the ratio mpi_time / hcomm_time (> 1: hcomm is faster)\n"
+"  -R        reference: also time a single-core memcpy of each size (rank\n"
+"            0 alone, the others waiting) and print its GB/s and hcomm's\n"
+"            busbw as a percentage of it\n"
 "  -J FILE   also write the results as JSON to FILE\n"
 "  -h        this help\n"
 "\n"
@@ -938,7 +969,7 @@ static int parse_args(ctx_t *c, int argc, char **argv, int rank)
         } \
         return 2; \
     } while (0)
-    while ((ch = getopt_long(argc, argv, "b:e:f:n:w:T:c:pd:o:r:C:a:i:MJ:h", longopts, NULL)) !=
+    while ((ch = getopt_long(argc, argv, "b:e:f:n:w:T:c:pd:o:r:C:a:i:MRJ:h", longopts, NULL)) !=
            -1) {
         switch (ch) {
         case 'b': if (parse_size(optarg, &c->minb)) BAD("bad -b %s", optarg); break;
@@ -962,6 +993,7 @@ static int parse_args(ctx_t *c, int argc, char **argv, int rank)
         case 'a': c->algo = optarg; break;
         case 'i': if (parse_int(optarg, &c->in_place, 0) || c->in_place > 1) BAD("bad -i %s", optarg); break;
         case 'M': c->with_mpi = 1; break;
+        case 'R': c->ref = 1; break;
         case 'J': c->json = optarg; break;
         case 'h': if (rank == 0) usage(stdout); return 1;
         default:
@@ -1058,18 +1090,20 @@ static void print_header(const ctx_t *c, int argc, char **argv, int nodes, int l
     printf("# time: median over iterations of the slowest rank, us; an untimed MPI_Barrier "
            "before each call%s\n", c->with_mpi ? "; hcomm and MPI alternate" : "");
     printf("#\n");
+    /* -R adds two columns: memcpy GB/s and busbw as % of it */
+    const char *r1 = c->ref ? "   memcpy  bus/mcp" : "", *r2 = c->ref ? "   (GB/s)      (%)" : "";
     if (c->with_mpi) {
         printf("# %47s %-35s %s\n", "", "<-------------- hcomm -------------->",
                "<------------ MPI ----------->");
-        printf("# %10s %12s %8s %6s %6s %10s %8s %8s %6s %10s %8s %8s\n", "size", "count", "type",
-               "redop", "root", "time", "algbw", "busbw", "#wrong", "time", "busbw", "ratio");
-        printf("# %10s %12s %8s %6s %6s %10s %8s %8s %6s %10s %8s %8s\n", "(B)", "(elements)", "",
-               "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "mpi/hc");
+        printf("# %10s %12s %8s %6s %6s %10s %8s %8s %6s %10s %8s %8s%s\n", "size", "count", "type",
+               "redop", "root", "time", "algbw", "busbw", "#wrong", "time", "busbw", "ratio", r1);
+        printf("# %10s %12s %8s %6s %6s %10s %8s %8s %6s %10s %8s %8s%s\n", "(B)", "(elements)", "",
+               "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "mpi/hc", r2);
     } else {
-        printf("# %10s %12s %8s %6s %6s %10s %8s %8s %6s\n", "size", "count", "type", "redop",
-               "root", "time", "algbw", "busbw", "#wrong");
-        printf("# %10s %12s %8s %6s %6s %10s %8s %8s %6s\n", "(B)", "(elements)", "", "", "",
-               "(us)", "(GB/s)", "(GB/s)", "");
+        printf("# %10s %12s %8s %6s %6s %10s %8s %8s %6s%s\n", "size", "count", "type", "redop",
+               "root", "time", "algbw", "busbw", "#wrong", r1);
+        printf("# %10s %12s %8s %6s %6s %10s %8s %8s %6s%s\n", "(B)", "(elements)", "", "", "",
+               "(us)", "(GB/s)", "(GB/s)", "", r2);
     }
     fflush(stdout);
 }
@@ -1086,6 +1120,8 @@ static void print_row(const ctx_t *c, const row_t *r)
         else
             printf(" %10s %8s %8s", "n/a", "n/a", "n/a");
     }
+    if (c->ref)
+        printf(" %8.2f %7.1f", r->mcp_gbps, r->mcp_gbps > 0 ? 100 * r->busbw / r->mcp_gbps : 0);
     printf("\n");
     if (r->has_mpi && r->mpi_wrong > 0)
         printf("# WARNING: MPI's result is wrong too (%lld elements) at size %llu: the check "
@@ -1154,6 +1190,8 @@ static void write_json(const ctx_t *c, const char *path, int argc, char **argv, 
             fprintf(f, ", \"mpi_time_us\": %.3f, \"mpi_busbw\": %.4f, \"ratio\": %.4f, "
                        "\"mpi_wrong\": %lld",
                     r->mpi_time, r->mpi_busbw, r->ratio, r->mpi_wrong);
+        if (r->mcp_gbps > 0)
+            fprintf(f, ", \"memcpy_GBps\": %.4f", r->mcp_gbps);
         fprintf(f, "}");
     }
     fprintf(f, "\n  ],\n  \"avg_busbw\": %.4f", avg_bw);

@@ -1,0 +1,96 @@
+#!/bin/sh
+# test/mpi/perf.sh - the benchmark tools run and report what they measured:
+#   - hcomm-perf -M -R -J on 2 ranks (AllReduce) and 3 ranks (Broadcast from
+#     rank 1): exit 0, "#wrong" 0 on every row, a JSON result per size with
+#     the MPI time, the ratio and (for -R) the memcpy reference;
+#   - hcomm-perf with a bad collective name fails (exit != 0);
+#   - tools/bench.sh --quick on 2 ranks (two collectives, one setting):
+#     exit 0, a report with its summary and per-size tables, status 0.
+# Timings are not checked (PERF.md: never a timing threshold in a test).
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+: "${top_builddir:=$here/../..}"
+: "${top_srcdir:=$here/../..}"
+: "${MPIRUN:=mpirun}"
+: "${HC_TEST_TIMEOUT:=300}"
+export HC_TEST_TIMEOUT
+perf=$top_builddir/tools/hcomm-perf
+if [ ! -x "$perf" ]; then
+    echo "perf.sh: $perf not built" >&2
+    exit 99
+fi
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/hc-perf.XXXXXX") || exit 99
+trap 'rm -rf "$tmp"' EXIT
+failed=
+
+fail() {
+    echo "perf.sh: FAIL: $*"
+    failed="$failed
+  $*"
+}
+
+# every data row (no leading '#') has #wrong (column 9) = 0; prints the rows
+rows_ok() {
+    awk '!/^#/ && NF >= 9 && $1 ~ /^[0-9]+$/ { n++; if ($9 != 0) bad++ }
+         END { exit !(n > 0 && bad == 0) }' "$1"
+}
+
+echo "=== hcomm-perf -C allreduce -M -R -J on 2 ranks"
+sh "$here/mpirun.sh" 2 "$perf" -C allreduce -b 8 -e 1M -f 16 -n 5 -w 1 -T 0.2 -M -R \
+    -J "$tmp/ar.json" >"$tmp/ar.txt" 2>&1
+rc=$?
+cat "$tmp/ar.txt"
+[ $rc -eq 0 ] || fail "allreduce run exited with $rc"
+rows_ok "$tmp/ar.txt" || fail "allreduce: a row with #wrong != 0, or no rows"
+nres=$(grep -c '"size":' "$tmp/ar.json" 2>/dev/null)
+nmcp=$(grep -c '"memcpy_GBps":' "$tmp/ar.json" 2>/dev/null)
+nrat=$(grep -c '"ratio":' "$tmp/ar.json" 2>/dev/null)
+# 8 B .. 1 MiB in x16 steps: 8, 128, 2K, 32K, 512K
+[ "${nres:-0}" -eq 5 ] || fail "allreduce JSON: $nres results, want 5"
+[ "${nmcp:-0}" -eq 5 ] || fail "allreduce JSON: $nmcp memcpy references, want 5 (-R)"
+[ "${nrat:-0}" -eq 5 ] || fail "allreduce JSON: $nrat ratios, want 5 (-M)"
+grep -q 'bus/mcp' "$tmp/ar.txt" || fail "allreduce: no memcpy columns in the header (-R)"
+
+echo "=== hcomm-perf -C broadcast -r 1 -M on 3 ranks"
+sh "$here/mpirun.sh" 3 "$perf" -C broadcast -r 1 -b 8 -e 256K -f 8 -n 5 -w 1 -T 0.2 -M \
+    -J "$tmp/bc.json" >"$tmp/bc.txt" 2>&1
+rc=$?
+cat "$tmp/bc.txt"
+[ $rc -eq 0 ] || fail "broadcast run exited with $rc"
+rows_ok "$tmp/bc.txt" || fail "broadcast: a row with #wrong != 0, or no rows"
+if grep -q '"memcpy_GBps":' "$tmp/bc.json"; then
+    fail "broadcast JSON has memcpy references without -R"
+fi
+
+echo "=== hcomm-perf with a bad collective"
+if sh "$here/mpirun.sh" 2 "$perf" -C nosuch >"$tmp/bad.txt" 2>&1; then
+    cat "$tmp/bad.txt"
+    fail "hcomm-perf -C nosuch exited with 0"
+fi
+
+echo "=== tools/bench.sh --quick"
+MPIRUN="$MPIRUN" sh "$top_srcdir/tools/bench.sh" --quick --perf "$perf" --np 2 \
+    --colls "allreduce alltoall" --settings default --out "$tmp/bench" >"$tmp/bench.log" 2>&1
+rc=$?
+cat "$tmp/bench.log"
+[ $rc -eq 0 ] || fail "bench.sh --quick exited with $rc"
+rep=$tmp/bench/report.md
+if [ ! -s "$rep" ]; then
+    fail "bench.sh wrote no report"
+else
+    grep -q '^## Summary' "$rep" || fail "report: no summary"
+    grep -q '^### allreduce, 2 ranks' "$rep" || fail "report: no allreduce table"
+    grep -q '^### alltoall, 2 ranks' "$rep" || fail "report: no alltoall table"
+    if grep -q 'allreduce-large' "$rep"; then
+        fail "report: --quick ran the large AllReduce"
+    fi
+    awk '$2 != 0 { bad = 1 } END { exit bad }' "$tmp/bench/status.txt" ||
+        fail "bench.sh status: $(cat "$tmp/bench/status.txt")"
+fi
+
+if [ -n "$failed" ]; then
+    echo "perf.sh: FAILED:$failed"
+    exit 1
+fi
+echo "perf.sh: all runs passed"
+exit 0
