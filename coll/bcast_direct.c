@@ -20,7 +20,8 @@
 #include "shm_util.h"
 
 /* Chunk: a quarter of the message, within [BCAST_CHUNK_MIN, BCAST_CHUNK_MAX]
- * (measured at 2 ranks, docs/PERFORMANCE.md "Broadcast DIRECT chunk"):
+ * (measured at 2 ranks: docs/PERFORMANCE.md, "Broadcast DIRECT chunk and
+ * table"):
  * enough chunks that the readers' copy-out overlaps the root's copy-in,
  * few enough that the flag handoffs stay small; HCCL_BCAST_CHUNK_SIZE (or
  * a tune-file chunk) caps it. */
