@@ -54,8 +54,8 @@ int hc_alltoall_direct_build(const hc_coll_args_t *a, hc_sched_t *s)
     const uint64_t room = hc_shm_slot_room(a, SLOTS);
     if (room < (n - 1) * es)
         return HCCL_E_PARA;
-    uint64_t def = A2A_SLOT_MAX / (n - 1) < A2A_CHUNK ? A2A_SLOT_MAX / (n - 1) : A2A_CHUNK;
-    uint64_t ce = hc_shm_chunk_elems(a, room / (n - 1), def > HC_SHM_LINE ? def : HC_SHM_LINE);
+    const uint64_t def = A2A_SLOT_MAX / (n - 1) < A2A_CHUNK ? A2A_SLOT_MAX / (n - 1) : A2A_CHUNK;
+    uint64_t ce = hc_shm_chunk_elems(a, room / (n - 1), def);
     if (ce > count)
         ce = count;
     const uint64_t nch = (count + ce - 1) / ce, slot = hc_shm_align((n - 1) * ce * es);

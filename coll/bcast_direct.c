@@ -44,12 +44,9 @@ int hc_bcast_direct_build(const hc_coll_args_t *a, hc_sched_t *s)
         return HCCL_E_PARA;
     uint64_t want = count * es / 4;
     want = want < BCAST_CHUNK_MIN ? BCAST_CHUNK_MIN : want > BCAST_CHUNK_MAX ? BCAST_CHUNK_MAX : want;
-    if (a->chunk_bytes && a->chunk_bytes < want)
-        want = a->chunk_bytes;
     const uint64_t room = hc_shm_slot_room(a, SLOTS);
-    uint64_t ce = (want < room ? want : room) / es;
-    if (ce == 0)
-        ce = 1;
+    /* args->chunk_bytes (always set for Broadcast) is a cap, not a size */
+    uint64_t ce = hc_shm_chunk_elems(a, want < room ? want : room, want);
     if (ce > count)
         ce = count;
     const uint64_t nch = (count + ce - 1) / ce, slot = hc_shm_align(ce * es);
