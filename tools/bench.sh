@@ -276,6 +276,20 @@ mpiver=$($mpirun --version 2>/dev/null | head -n 1)
         echo "  - $s: \`${a:-(Open MPI defaults)}\`"
     done
     echo "- environment forwarded:${xenv:- none}"
+    # the machine's state: hcomm-perf's core-to-core latency (runs with no
+    # more ranks than cores), smallest-largest over each round's runs
+    lat=
+    k=0
+    while [ $k -lt "$runs" ]; do
+        k=$((k + 1))
+        if [ "$runs" -gt 1 ]; then pat="*.r$k.json"; else pat="*.json"; fi
+        # shellcheck disable=SC2086 # the glob is meant to expand
+        l=$(cat $out/np$pat 2>/dev/null | awk '/"line_latency_ns":/ { v = $2 + 0
+                if (n++ == 0 || v < lo) lo = v; if (v > hi) hi = v }
+            END { if (n) printf "%.0f-%.0f", lo, hi }')
+        [ -n "$l" ] && lat="$lat${lat:+, }$([ "$runs" -gt 1 ] && echo "run $k: ")$l"
+    done
+    [ -n "$lat" ] && echo "- core-to-core latency (ns one way, hcomm-perf's cache-line ping-pong; on this VM it moves between runs, and every time with it): $lat"
     echo
     echo "time: median over iterations of the slowest rank, µs. ratio = MPI time /"
     echo "hcomm time in the same run (> 1: hcomm faster).$([ "$runs" -gt 1 ] && echo " Every setting ran $runs times (interleaved): a time is the median over the runs, a ratio the median of the runs' ratios (each within one run; the range is in the JSON files).") \"vs best\" = the smallest"

@@ -171,6 +171,7 @@ typedef struct {
     uint64_t mend;           /* bytes of rbuf covered by allreduce_multi */
     int sum_k, sum_lo;       /* check value ranges */
     double *times[2];
+    double line_ns;          /* core-to-core cache-line latency; 0: not measured */
 } ctx_t;
 
 enum { SIDE_HC = 0, SIDE_MPI = 1 };
@@ -180,6 +181,51 @@ static double now_us(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec * 1e-3;
+}
+
+/* The machine's state in this run: the one-way latency of a cache line
+ * between local ranks 0 and 1 (a ping-pong of two flags on lines of their
+ * own in an MPI shared window), ns. 0 when not measured: one rank on the
+ * node, or more ranks than cores (a spinning partner may not be running).
+ * On a VM it moves with where the host runs the two vCPUs (see
+ * docs/PERFORMANCE.md), and with it every small-message time and the
+ * cross-core bandwidth: bench.sh reports it per run. */
+static double line_latency_ns(MPI_Comm local_comm, int lrank, int local, long cores)
+{
+    enum { WARM = 2000, N = 20000, STRIDE = 16 /* words: 128 B apart */ };
+    if (local < 2 || local > cores)
+        return 0;
+    uint64_t *p = NULL;
+    MPI_Win win;
+    if (MPI_Win_allocate_shared(lrank == 0 ? 4096 : 0, 1, MPI_INFO_NULL, local_comm, &p, &win) !=
+        MPI_SUCCESS)
+        return 0;
+    MPI_Aint sz;
+    int du;
+    MPI_Win_shared_query(win, 0, &sz, &du, &p);
+    if (lrank == 0)
+        memset(p, 0, 4096);
+    MPI_Barrier(local_comm);
+    double t = 0;
+    if (lrank < 2) {
+        uint64_t *mine = p + (lrank ? STRIDE : 0), *theirs = p + (lrank ? 0 : STRIDE);
+        double t0 = 0;
+        for (uint64_t i = 1; i <= WARM + N; i++) {
+            if (i == WARM + 1)
+                t0 = now_us();
+            if (lrank == 0)
+                __atomic_store_n(mine, i, __ATOMIC_RELEASE);
+            for (unsigned spin = 1; __atomic_load_n(theirs, __ATOMIC_ACQUIRE) < i; spin++)
+                if (spin % 4096 == 0)
+                    sched_yield(); /* the partner is not running: let it */
+            if (lrank == 1)
+                __atomic_store_n(mine, i, __ATOMIC_RELEASE);
+        }
+        t = (now_us() - t0) * 1e3 / (2.0 * N);
+    }
+    MPI_Barrier(local_comm);
+    MPI_Win_free(&win);
+    return t;
 }
 
 static const char *op_name(HcclReduceOp op)
@@ -1068,6 +1114,10 @@ static void print_header(const ctx_t *c, int argc, char **argv, int nodes, int l
     if (c->coll == C_ALLREDUCE_MULTI)
         printf("# allreduce_multi: 8 tensors, 13,2,8,1,21,3,5,11/64 of the size, 256 B gaps\n");
     printf("# MPI: %s\n", mpilib);
+    if (c->line_ns > 0)
+        printf("# core-to-core latency: %.0f ns one way (cache-line ping-pong of local ranks 0 "
+               "and 1; on a VM it varies between runs with where the host runs them)\n",
+               c->line_ns);
     if (c->with_mpi) {
         printf("# -M: %s", colls[c->coll].mpi_call);
         if (!c->mpi_ok)
@@ -1151,6 +1201,8 @@ static void write_json(const ctx_t *c, const char *path, int argc, char **argv, 
     fprintf(f, ",\n  \"nranks\": %d,\n  \"nodes\": %d,\n  \"local_ranks\": %d,\n"
                "  \"cores\": %ld,\n  \"oversubscribed\": %s,\n",
             c->n, nodes, local, cores, local > cores ? "true" : "false");
+    if (c->line_ns > 0)
+        fprintf(f, "  \"line_latency_ns\": %.1f,\n", c->line_ns);
     fprintf(f, "  \"collective\": \"%s\",\n  \"op\": \"%s\",\n  \"dtype\": \"%s\",\n"
                "  \"root\": %d,\n  \"in_place\": %d,\n  \"algorithm\": ",
             colls[c->coll].name, colls[c->coll].reducing ? op_name(c->op) : "none",
@@ -1235,8 +1287,11 @@ int main(int argc, char **argv)
     MPI_Comm_rank(local_comm, &lrank);
     int is_leader = lrank == 0;
     MPI_Allreduce(&is_leader, &nodes, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-    MPI_Comm_free(&local_comm);
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    /* world rank 0 is local rank 0 of its node (split_type keeps the order) */
+    c->line_ns = line_latency_ns(local_comm, lrank, local, cores);
+    MPI_Bcast(&c->line_ns, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+    MPI_Comm_free(&local_comm);
     char mpilib[MPI_MAX_LIBRARY_VERSION_STRING];
     int mlen;
     MPI_Get_library_version(mpilib, &mlen);
