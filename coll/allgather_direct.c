@@ -9,7 +9,7 @@
  * slot). Every rank waits for every peer's IN in every operation, which is
  * what lets the executor alternate halves between operations safely
  * (coll.h). A block of at most HC_SHM_TINY_MAX bytes travels with its flag
- * in one cache line. In place, our block is already in RECV.
+ * (the tiny region, shm_util.h). In place, our block is already in RECV.
  */
 #include <stdlib.h>
 
@@ -49,7 +49,7 @@ int hc_allgather_direct_build(const hc_coll_args_t *a, hc_sched_t *s)
     int32_t pin = -1, prd = -1, w[2], pubs[SLOTS] = {-1, -1};
     const int32_t g = hc_shm_guard(s);
     for (uint64_t k = 0; k < nch; k++) {
-        const uint64_t so = tiny ? HC_SHM_TINY : HC_SHM_DATA + (k % SLOTS) * slot;
+        const uint64_t so = tiny ? hc_shm_tiny_at(blk) : HC_SHM_DATA + (k % SLOTS) * slot;
         const uint64_t off = k * ce * es, len = (k + 1 < nch ? ce : count - k * ce) * es;
         const uint32_t v = (uint32_t)k + 1;
         w[0] = g; /* the first write of each slot: after the guard */
@@ -60,8 +60,7 @@ int hc_allgather_direct_build(const hc_coll_args_t *a, hc_sched_t *s)
                                    HC_DEPS(w[0], pubs[k % SLOTS]));
         pin = pubs[k % SLOTS] = hc_sched_publish(s, fin, v, HC_DEPS(cp, pin));
         hc_shm_wait_others(s, fin, v, 0, HC_DEPS(pin), w);
-        if (!tiny)
-            hc_shm_wait_prefetch(s, w[0], so, len);
+        hc_shm_wait_prefetch(s, w[0], so, len);
         uint32_t no = 0;
         for (uint32_t q = 0; q < n; q++)
             if (q != me)

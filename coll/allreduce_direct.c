@@ -11,8 +11,8 @@
  * chunk, every rank folds all n slots, in rank order, straight into RECV
  * (one REDUCE_MULTI: one pass, the same bits everywhere), then raises RED
  * ("done reading your slots"), which the owners wait for before they reuse
- * a slot. One flag round per chunk; for a message of at most 56 bytes the
- * flag shares the data's cache line, so a peer's single miss brings both.
+ * a slot. One flag round per chunk; a message of at most HC_SHM_TINY_MAX
+ * (504) bytes ends at its flag, and arrives with it (shm_util.h).
  * Each rank reads n chunks and writes two (staging, RECV).
  *
  * Two-phase (n > 2 and larger messages): a chunk is cut into n blocks.
@@ -54,7 +54,7 @@ static int oneshot(const hc_coll_args_t *a, hc_sched_t *s)
     if (ce > count)
         ce = count;
     const uint64_t nch = (count + ce - 1) / ce, slot = hc_shm_align(ce * es);
-    /* a tiny message and its flag share one cache line */
+    /* a tiny message ends at its flag (shm_util.h) */
     const int tiny = nch == 1 && count * es <= HC_SHM_TINY_MAX;
     const uint64_t fin = tiny ? HC_SHM_TINY_FLAG : HC_SHM_FLAG(F_IN);
     int32_t pb = -1, pr = -1; /* a flag's publishes stay in order: it counts chunks */
@@ -63,7 +63,7 @@ static int oneshot(const hc_coll_args_t *a, hc_sched_t *s)
     hc_sched_need_seg(s, DATA0 + (nch < SLOTS ? nch : SLOTS) * slot);
     const int32_t g = hc_shm_guard(s);
     for (uint64_t k = 0; k < nch; k++) {
-        const uint64_t so = tiny ? HC_SHM_TINY : DATA0 + (k % SLOTS) * slot, off = k * ce * es;
+        const uint64_t so = tiny ? hc_shm_tiny_at(count * es) : DATA0 + (k % SLOTS) * slot, off = k * ce * es;
         const uint64_t len = (k + 1 < nch ? ce : count - k * ce) * es;
         const uint32_t v = (uint32_t)k + 1;
         int32_t cp;
@@ -77,8 +77,7 @@ static int oneshot(const hc_coll_args_t *a, hc_sched_t *s)
         /* the wait follows the publish so that the flag is up before the
          * executor first polls */
         hc_shm_wait_others(s, fin, v, 0, HC_DEPS(pb), w);
-        if (!tiny)
-            hc_shm_wait_prefetch(s, w[0], so, len);
+        hc_shm_wait_prefetch(s, w[0], so, len);
         /* Our own part from SEND, not from our staging: a peer that polled
          * our slot may have taken its line (AMD hands a modified line that
          * another core reads over to it), and reading it back would cost

@@ -5,8 +5,9 @@
  * one copy out per byte that changes rank; no message.
  *
  * A slot holds chunk k of the n - 1 blocks for the others, packed: the
- * block for rank q at position (q - owner - 1) mod n (pos() below), so a
- * 2-rank block of up to 56 bytes travels with its flag in one line. Flags: IN counts the chunks staged, RD the chunks copied out of
+ * block for rank q at position (q - owner - 1) mod n (pos() below); blocks
+ * of at most HC_SHM_TINY_MAX bytes in all travel with their flag (the tiny
+ * region, shm_util.h). Flags: IN counts the chunks staged, RD the chunks copied out of
  * every peer (owners wait for RD before rewriting a slot). Every rank waits
  * for every peer's IN in every operation (coll.h: halves alternate
  * safely). In place, a block of RECV is overwritten only after our chunk
@@ -59,7 +60,7 @@ int hc_alltoall_direct_build(const hc_coll_args_t *a, hc_sched_t *s)
     if (ce > count)
         ce = count;
     const uint64_t nch = (count + ce - 1) / ce, slot = hc_shm_align((n - 1) * ce * es);
-    /* all blocks fit in the tiny line: data and flag arrive in one miss */
+    /* all blocks fit in the tiny region: they arrive with the flag */
     const int tiny = nch == 1 && (n - 1) * count * es <= HC_SHM_TINY_MAX;
     const uint64_t fin = tiny ? HC_SHM_TINY_FLAG : HC_SHM_FLAG(F_IN);
     int32_t *l = malloc(((size_t)n + 3) * sizeof(int32_t)); /* a dependency list */
@@ -69,7 +70,7 @@ int hc_alltoall_direct_build(const hc_coll_args_t *a, hc_sched_t *s)
     int32_t pin = -1, prd = -1, w[2], pubs[SLOTS] = {-1, -1};
     const int32_t g = hc_shm_guard(s);
     for (uint64_t k = 0; k < nch; k++) {
-        const uint64_t so = tiny ? HC_SHM_TINY : HC_SHM_DATA + (k % SLOTS) * slot;
+        const uint64_t so = tiny ? hc_shm_tiny_at((n - 1) * blk) : HC_SHM_DATA + (k % SLOTS) * slot;
         const uint64_t off = k * ce * es;
         const uint64_t len = (k + 1 < nch ? ce : count - k * ce) * es;
         const uint32_t v = (uint32_t)k + 1;
@@ -86,7 +87,9 @@ int hc_alltoall_direct_build(const hc_coll_args_t *a, hc_sched_t *s)
         /* (a slot is rewritten after its previous publish: locally ordered) */
         pin = pubs[k % SLOTS] = hc_sched_publish(s, fin, v, l);
         hc_shm_wait_others(s, fin, v, 0, HC_DEPS(pin), w);
-        if (!tiny && n == 2) /* the peer's block for us: its whole chunk */
+        if (tiny) /* every block: a few lines */
+            hc_shm_wait_prefetch(s, w[0], so, (n - 1) * len);
+        else if (n == 2) /* the peer's block for us: its whole chunk */
             hc_shm_wait_prefetch(s, w[0], so, len);
         nl = 0;
         for (uint32_t q = 0; q < n; q++)

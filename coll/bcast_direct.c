@@ -60,7 +60,7 @@ int hc_bcast_direct_build(const hc_coll_args_t *a, hc_sched_t *s)
             hc_sched_ring(s, hc_sched_publish(s, HC_SHM_RING_FLAG, 1, HC_DEPS(cp)));
         } else {
             int32_t wt = hc_sched_wait(s, root, HC_SHM_RING_FLAG, 1, 0, HC_NODEPS);
-            if (len > HC_SHM_TINY_MAX) /* the lines after the flag's */
+            if (len > HC_SHM_LINE - 8u) /* the lines after the flag's */
                 hc_shm_wait_prefetch(s, wt, HC_SHM_RING_DATA, len);
             hc_sched_ring(s, wt);
             hc_sched_ring(s, hc_sched_copy(s, HC_RECV(0), HC_PEER(root, HC_SHM_RING_DATA), len,

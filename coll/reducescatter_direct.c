@@ -49,8 +49,12 @@ int hc_reducescatter_direct_build(const hc_coll_args_t *a, hc_sched_t *s)
     if (ce > count)
         ce = count;
     const uint64_t nch = (count + ce - 1) / ce, slot = hc_shm_align(n * ce * es);
-    /* all blocks fit in the tiny line: data and flag arrive in one miss */
-    const int tiny = nch == 1 && n * count * es <= HC_SHM_TINY_MAX;
+    /* Tiny: the staged blocks fit in the tiny region, which ends at its
+     * flag (data and flag arrive together). Two ranks, not in place: a rank
+     * stages the peer's block only; tiny, that block ends at the flag (the
+     * fewest lines) and the fold names it. */
+    const int pair = n == 2 && !a->in_place;
+    const int tiny = nch == 1 && (pair ? 1 : n) * count * es <= HC_SHM_TINY_MAX;
     const uint64_t fin = tiny ? HC_SHM_TINY_FLAG : HC_SHM_FLAG(F_IN);
     int32_t *ins = malloc(((size_t)n + 3) * sizeof(int32_t)); /* a dependency list */
     if (ins == NULL)
@@ -59,7 +63,9 @@ int hc_reducescatter_direct_build(const hc_coll_args_t *a, hc_sched_t *s)
     int32_t pin = -1, pred = -1, rds[SLOTS], w[2];
     const int32_t g = hc_shm_guard(s);
     for (uint64_t k = 0; k < nch; k++) {
-        const uint64_t so = tiny ? HC_SHM_TINY : HC_SHM_DATA + (k % SLOTS) * slot;
+        /* (pair: the staged block, 1 - me, ends at the flag) */
+        const uint64_t so = tiny && pair ? hc_shm_tiny_at(blk) - (1 - me) * blk
+                            : tiny ? hc_shm_tiny_at(n * blk) : HC_SHM_DATA + (k % SLOTS) * slot;
         const uint64_t off = k * ce * es;
         const uint64_t len = (k + 1 < nch ? ce : count - k * ce) * es;
         const uint32_t v = (uint32_t)k + 1;
@@ -76,8 +82,15 @@ int hc_reducescatter_direct_build(const hc_coll_args_t *a, hc_sched_t *s)
         ins[ni] = INT32_MIN;
         pin = hc_sched_publish(s, fin, v, ins);
         hc_shm_wait_others(s, fin, v, 0, HC_DEPS(pin), w);
-        if (!tiny) /* our block of each peer's slot */
-            hc_shm_wait_prefetch(s, w[0], so + me * ce * es, len);
+        if (tiny && pair) { /* rank 0's block, then rank 1's */
+            const hc_loc_t mine = HC_SEND(me * blk), theirs = HC_PEER(1 - me, hc_shm_tiny_at(blk));
+            hc_shm_wait_prefetch(s, w[0], hc_shm_tiny_at(blk), len);
+            rds[0] = hc_sched_reduce(s, HC_RECV(0), me ? theirs : mine, me ? mine : theirs, len,
+                                     HC_DEPS(w[0]));
+            continue;
+        }
+        /* our block of each peer's slot */
+        hc_shm_wait_prefetch(s, w[0], so + me * ce * es, len);
         const hc_loc_t own = a->in_place ? HC_SEG(so + me * ce * es) : HC_SEND(me * blk + off);
         rds[k % SLOTS] = hc_sched_reduce_ranks(s, HC_RECV(off), so + me * ce * es, own, len,
                                                HC_DEPS(w[0]));
