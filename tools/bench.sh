@@ -326,6 +326,69 @@ mpiver=$($mpirun --version 2>/dev/null | head -n 1)
     echo
 } >"$rep"
 
+# The runs split by hcomm-perf's core-to-core latency (only when it varies
+# by 2x or more between the runs: on a VM it follows where the host runs
+# the vCPUs, docs/PERFORMANCE.md)
+runfiles=
+[ "$runs" -gt 1 ] && runfiles=$(ls "$out"/np*-*.r*.json 2>/dev/null)
+if [ -n "$runfiles" ]; then
+    # shellcheck disable=SC2086 # the run files
+    awk '
+            function field(line, key,   v) {
+                if (index(line, "\"" key "\":") == 0) return ""
+                v = line; sub(".*\"" key "\": *", "", v); sub(/[,}].*/, "", v)
+                return v
+            }
+            function hs(b) {
+                if (b >= 1048576 && b % 1048576 == 0) return b / 1048576 " MiB"
+                if (b >= 1024 && b % 1024 == 0) return b / 1024 " KiB"
+                return b " B"
+            }
+            function med(a, n,   i, j, t) {
+                for (i = 2; i <= n; i++) { t = a[i]; for (j = i - 1; j >= 1 && a[j] > t; j--) a[j + 1] = a[j]; a[j + 1] = t }
+                return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+            }
+            FNR == 1 {
+                f = FILENAME; sub(/.*\//, "", f); sub(/\.json$/, "", f)
+                run = f; sub(/.*\.r/, "", run); sub(/\.r[0-9]+$/, "", f)
+                key = f; lat = ""
+                if (!(key in kseen)) { kseen[key] = 1; keys[++nk] = key }
+            }
+            /"line_latency_ns":/ { lat = $2 + 0; L[key, run] = lat; if (nl++ == 0 || lat < lo) lo = lat; if (lat > hi) hi = lat }
+            /^ *\{"size":/ && lat != "" && field($0, "ratio") != "" {
+                sz = field($0, "size") + 0
+                if (!((key, sz) in sseen)) { sseen[key, sz] = 1; sizes[key, ++ns[key]] = sz }
+                R[key, run, sz] = field($0, "ratio") + 0; runs[key, run] = 1
+            }
+            END {
+                if (nl == 0 || hi < 2 * lo) exit
+                cut = (lo + hi) / 2
+                printf "## By core-to-core latency\n\n"
+                printf "The runs split by the latency hcomm-perf measured at their start (below or above %.0f ns, the middle of %.0f-%.0f): geometric mean over the sizes of the median ratio of each class, and the lowest size median. Rows compare runs of one class only.\n\n", cut, lo, hi
+                printf "| run | low: runs (ns) | geomean | lowest (size) | high: runs (ns) | geomean | lowest (size) |\n|---|---|---|---|---|---|---|\n"
+                for (k = 1; k <= nk; k++) {
+                    key = keys[k]; printf "| %s |", key
+                    for (c = 0; c < 2; c++) {
+                        nr = 0; lst = ""
+                        for (r = 1; r <= 99; r++) if ((key, r) in runs && ((L[key, r] >= cut) == c)) { nr++; lst = lst (lst == "" ? "" : ", ") sprintf("%.0f", L[key, r]) }
+                        if (nr == 0) { printf " none | | |"; continue }
+                        gs = 0; gn = 0; mn = ""; msz = 0
+                        for (i = 1; i <= ns[key]; i++) {
+                            sz = sizes[key, i]; m = 0
+                            for (r = 1; r <= 99; r++) if ((key, r) in runs && ((L[key, r] >= cut) == c) && ((key, r, sz) in R)) a[++m] = R[key, r, sz]
+                            if (m == 0) continue
+                            v = med(a, m); gs += log(v); gn++
+                            if (mn == "" || v < mn) { mn = v; msz = sz }
+                        }
+                        printf " %d (%s) | %.3f | %.3f (%s) |", nr, lst, exp(gs / gn), mn, hs(msz)
+                    }
+                    printf "\n"
+                }
+                printf "\n"
+            }
+            ' $runfiles >>"$rep" 2>/dev/null
+fi
+
 for np in $nps; do
     echo "## $np ranks" >>"$rep"
     echo >>"$rep"

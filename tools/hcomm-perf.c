@@ -928,7 +928,12 @@ static void usage(FILE *f)
 "#wrong: wrong elements summed over the ranks, in the checked calls (the\n"
 "first warm-up and the last timed iteration); -1 without -c. MPI has no\n"
 "avg: with -o avg, MPI runs sum. Reductions on half, bfloat16, int128 have\n"
-"no MPI equivalent (n/a). The exit status is 1 if any result was wrong.\n");
+"no MPI equivalent (n/a). The exit status is 1 if any result was wrong.\n"
+"\n"
+"Before the sizes, local ranks 0 and 1 time a cache-line ping-pong (not with\n"
+"more ranks on the node than cores): the header's core-to-core latency\n"
+"(JSON line_latency_ns). On a VM it changes with where the host runs the\n"
+"vCPUs, and small-message times and cross-core bandwidth change with it.\n");
 }
 
 static int parse_size(const char *s, uint64_t *out)
