@@ -14,7 +14,10 @@
  *     line, longer ones take the lines just before it, which the reader
  *     prefetches while it polls the flag, so the message arrives with the
  *     flag in one transfer instead of one more after it (2 ranks, 300 ns
- *     core-to-core: 64-504 B AllGather 0.67-0.72 -> 0.45-0.51 us);
+ *     core-to-core: 64-512 B AllGather 0.64-0.70 -> 0.46-0.53 us). Seven
+ *     lines: messages of eight lines were slower this way than through a
+ *     data slot (504 B: 0.88-1.02 against 0.77-0.85 us), seven as fast as
+ *     five (docs/PERFORMANCE.md);
  *   HC_SHM_RING: HC_SEG_RING_SLOTS entries of HC_SEG_RING_BYTES, each a flag
  *     in its first word and up to HC_SHM_RING_MAX data bytes after it (so
  *     up to 56 bytes travel in the flag's line), used as ring
@@ -34,7 +37,7 @@
 #define HC_SHM_NFLAGS 8u
 #define HC_SHM_FLAG(i) (HC_SEG_BASE + (uint64_t)(i) * HC_SHM_LINE)
 #define HC_SHM_TINY HC_SHM_FLAG(HC_SHM_NFLAGS)
-#define HC_SHM_TINY_LINES 8u
+#define HC_SHM_TINY_LINES 7u
 #define HC_SHM_TINY_MAX (HC_SHM_TINY_LINES * HC_SHM_LINE - 8u)
 #define HC_SHM_TINY_FLAG (HC_SHM_TINY + HC_SHM_TINY_MAX)
 #define HC_SHM_RING (HC_SHM_TINY + HC_SHM_TINY_LINES * HC_SHM_LINE)

@@ -86,9 +86,9 @@ static const HcclReduceOp ALL_OPS[] = {
 #define NOPS ((int)(sizeof(ALL_OPS) / sizeof(ALL_OPS[0])))
 
 /* Small counts: zero, one, two, primes that cross SIMD widths and small
- * chunk sizes, and counts not divisible by any rank count we use; 63 x 8 B
- * is exactly the shared-memory tiny region (504 B, coll/shm_util.h). */
-static const uint64_t COUNTS[] = {0, 1, 2, 7, 13, 61, 63, 257, 1031};
+ * chunk sizes, and counts not divisible by any rank count we use; 55 x 8 B
+ * is exactly the shared-memory tiny region (440 B, coll/shm_util.h). */
+static const uint64_t COUNTS[] = {0, 1, 2, 7, 13, 55, 61, 257, 1031};
 #define NCOUNTS ((int)(sizeof(COUNTS) / sizeof(COUNTS[0])))
 static const uint64_t COUNTS_Q[] = {0, 1, 7, 61, 1031};
 #define NCOUNTS_Q ((int)(sizeof(COUNTS_Q) / sizeof(COUNTS_Q[0])))
