@@ -354,7 +354,7 @@ if [ -n "$runfiles" ]; then
                 key = f; lat = ""
                 if (!(key in kseen)) { kseen[key] = 1; keys[++nk] = key }
             }
-            /"line_latency_ns":/ { lat = $2 + 0; L[key, run] = lat; if (nl++ == 0 || lat < lo) lo = lat; if (lat > hi) hi = lat }
+            /"line_latency_ns":/ { lat = $2 + 0; L[key, run] = lat; has[key] = 1; if (nl++ == 0 || lat < lo) lo = lat; if (lat > hi) hi = lat }
             /^ *\{"size":/ && lat != "" && field($0, "ratio") != "" {
                 sz = field($0, "size") + 0
                 if (!((key, sz) in sseen)) { sseen[key, sz] = 1; sizes[key, ++ns[key]] = sz }
@@ -367,7 +367,9 @@ if [ -n "$runfiles" ]; then
                 printf "The runs split by the latency hcomm-perf measured at their start (below or above %.0f ns, the middle of %.0f-%.0f): geometric mean over the sizes of the median ratio of each class, and the lowest size median. Rows compare runs of one class only.\n\n", cut, lo, hi
                 printf "| run | low: runs (ns) | geomean | lowest (size) | high: runs (ns) | geomean | lowest (size) |\n|---|---|---|---|---|---|---|\n"
                 for (k = 1; k <= nk; k++) {
-                    key = keys[k]; printf "| %s |", key
+                    key = keys[k]
+                    if (!(key in has)) continue # no latency (more ranks than cores)
+                    printf "| %s |", key
                     for (c = 0; c < 2; c++) {
                         nr = 0; lst = ""
                         for (r = 1; r <= 99; r++) if ((key, r) in runs && ((L[key, r] >= cut) == c)) { nr++; lst = lst (lst == "" ? "" : ", ") sprintf("%.0f", L[key, r]) }
