@@ -63,7 +63,8 @@ static int oneshot(const hc_coll_args_t *a, hc_sched_t *s)
     hc_sched_need_seg(s, DATA0 + (nch < SLOTS ? nch : SLOTS) * slot);
     const int32_t g = hc_shm_guard(s);
     for (uint64_t k = 0; k < nch; k++) {
-        const uint64_t so = tiny ? hc_shm_tiny_at(count * es) : DATA0 + (k % SLOTS) * slot, off = k * ce * es;
+        const uint64_t so = tiny ? hc_shm_tiny_at(count * es) : DATA0 + (k % SLOTS) * slot;
+        const uint64_t off = k * ce * es;
         const uint64_t len = (k + 1 < nch ? ce : count - k * ce) * es;
         const uint32_t v = (uint32_t)k + 1;
         int32_t cp;
