@@ -2,7 +2,9 @@
 # test/mpi/perf.sh - the benchmark tools run and report what they measured:
 #   - hcomm-perf -M -R -J on 2 ranks (AllReduce) and 3 ranks (Broadcast from
 #     rank 1): exit 0, "#wrong" 0 on every row, a JSON result per size with
-#     the MPI time, the ratio and (for -R) the memcpy reference;
+#     the MPI time, the ratio and (for -R) the memcpy reference; the
+#     core-to-core latency (header and JSON) exactly when the ranks do not
+#     outnumber the cores;
 #   - hcomm-perf with a bad collective name fails (exit != 0);
 #   - tools/bench.sh --quick on 2 ranks (two collectives, one setting):
 #     exit 0, a report with its summary and per-size tables, status 0.
@@ -50,6 +52,20 @@ nrat=$(grep -c '"ratio":' "$tmp/ar.json" 2>/dev/null)
 [ "${nmcp:-0}" -eq 5 ] || fail "allreduce JSON: $nmcp memcpy references, want 5 (-R)"
 [ "${nrat:-0}" -eq 5 ] || fail "allreduce JSON: $nrat ratios, want 5 (-M)"
 grep -q 'bus/mcp' "$tmp/ar.txt" || fail "allreduce: no memcpy columns in the header (-R)"
+cores=$(getconf _NPROCESSORS_ONLN 2>/dev/null || nproc)
+# latency_ok FILE.txt FILE.json NP: measured (a positive number) iff NP <= cores
+latency_ok() {
+    lat=$(sed -n 's/.*"line_latency_ns": *\([0-9.]*\).*/\1/p' "$2")
+    if [ "$3" -le "$cores" ]; then
+        grep -q '^# core-to-core latency: [0-9]* ns' "$1" || echo "no latency line in the header"
+        awk -v l="${lat:-0}" 'BEGIN { exit !(l > 0) }' || echo "JSON line_latency_ns '$lat', want > 0"
+    else
+        grep -q 'core-to-core latency' "$1" && echo "a latency line with $3 ranks on $cores cores"
+        [ -z "$lat" ] || echo "JSON line_latency_ns with $3 ranks on $cores cores"
+    fi
+}
+why=$(latency_ok "$tmp/ar.txt" "$tmp/ar.json" 2)
+[ -z "$why" ] || fail "allreduce: $why"
 
 echo "=== hcomm-perf -C broadcast -r 1 -M on 3 ranks"
 sh "$here/mpirun.sh" 3 "$perf" -C broadcast -r 1 -b 8 -e 256K -f 8 -n 5 -w 1 -T 0.2 -M \
@@ -61,6 +77,8 @@ rows_ok "$tmp/bc.txt" || fail "broadcast: a row with #wrong != 0, or no rows"
 if grep -q '"memcpy_GBps":' "$tmp/bc.json"; then
     fail "broadcast JSON has memcpy references without -R"
 fi
+why=$(latency_ok "$tmp/bc.txt" "$tmp/bc.json" 3)
+[ -z "$why" ] || fail "broadcast: $why"
 
 echo "=== hcomm-perf with a bad collective"
 if sh "$here/mpirun.sh" 2 "$perf" -C nosuch >"$tmp/bad.txt" 2>&1; then
