@@ -41,6 +41,9 @@
 #                     ratio (the median of the per-run ratios, each taken
 #                     within one run), with the smallest and largest ratio
 #                     seen (default 1; the performance issue asks for >= 5)
+#   --report-only     run nothing: write report.md (medians, tables, plots)
+#                     again from what an earlier sweep left in --out, with
+#                     the options it ran with
 # Exit status: 0 if every run finished with no wrong result, 1 otherwise.
 set -u
 
@@ -59,6 +62,7 @@ extra=
 tmo=1800
 runs=1
 large=1
+reportonly=0
 while [ $# -gt 0 ]; do
     case $1 in
     --quick) quick=1 ;;
@@ -72,6 +76,7 @@ while [ $# -gt 0 ]; do
     --args) extra=$2; shift ;;
     --timeout) tmo=$2; shift ;;
     --runs) runs=$2; shift ;;
+    --report-only) reportonly=1 ;;
     -h|--help) usage; exit 0 ;;
     *) echo "bench.sh: unknown option $1 (--help)" >&2; exit 2 ;;
     esac
@@ -79,17 +84,23 @@ while [ $# -gt 0 ]; do
 done
 
 here=$(cd "$(dirname "$0")" && pwd)
-if [ -z "$perf" ]; then
+if [ $reportonly -eq 1 ]; then
+    if [ -z "$out" ] || [ ! -s "$out/status.txt" ]; then
+        echo "bench.sh: --report-only needs --out DIR of an earlier sweep (DIR/status.txt)" >&2
+        exit 2
+    fi
+    perf="(report only; the commands are listed at the end)"
+elif [ -z "$perf" ]; then
     perf=$(command -v hcomm-perf 2>/dev/null) || {
         echo "bench.sh: no hcomm-perf in PATH; pass --perf BUILD/tools/hcomm-perf" >&2
         exit 2
     }
 fi
-if [ ! -x "$perf" ]; then
+if [ $reportonly -eq 0 ] && [ ! -x "$perf" ]; then
     echo "bench.sh: $perf is not an executable" >&2
     exit 2
 fi
-case $perf in /*) ;; *) perf=$(pwd)/$perf ;; esac
+case $perf in /* | "(report only"*) ;; *) perf=$(pwd)/$perf ;; esac
 [ -n "$out" ] || out=bench-$(date +%Y%m%d-%H%M%S)
 case $runs in ''|*[!0-9]*|0) echo "bench.sh: --runs needs a count >= 1" >&2; exit 2 ;; esac
 mkdir -p "$out" || exit 2
@@ -142,11 +153,20 @@ if [ "$tmo" != 0 ] && command -v timeout >/dev/null 2>&1; then
     tmocmd="timeout -k 10 $tmo"
 fi
 
-: >"$out/commands.txt"
-: >"$out/status.txt"
 fail=0
 r=0
-while [ $r -lt "$runs" ]; do
+if [ $reportonly -eq 1 ]; then
+    r=$runs # nothing to run; the runs' statuses only (the medians' come below)
+    if [ "$runs" -gt 1 ]; then
+        grep '\.r[0-9]* [0-9]*$' "$out/status.txt" >"$out/status.txt.runs"
+        mv "$out/status.txt.runs" "$out/status.txt"
+    fi
+    awk '$2 != 0 { bad = 1 } END { exit !bad }' "$out/status.txt" && fail=1
+else
+    : >"$out/commands.txt"
+    : >"$out/status.txt"
+fi
+while [ "$r" -lt "$runs" ]; do
 r=$((r + 1))
 for np in $nps; do
     over=

@@ -7,7 +7,10 @@
 #     outnumber the cores;
 #   - hcomm-perf with a bad collective name fails (exit != 0);
 #   - tools/bench.sh --quick on 2 ranks (two collectives, one setting):
-#     exit 0, a report with its summary and per-size tables, status 0.
+#     exit 0, a report with its summary and per-size tables, status 0;
+#   - tools/bench.sh --report-only over two made-up runs at 60 and 300 ns
+#     core-to-core latency: the medians and the table of the runs split by
+#     latency, with the values worked out by hand.
 # Timings are not checked (PERF.md: never a timing threshold in a test).
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
@@ -106,6 +109,42 @@ else
         fail "bench.sh status: $(cat "$tmp/bench/status.txt")"
 fi
 
+echo "=== tools/bench.sh --report-only, runs at two latencies"
+# fake_run FILE LATENCY RATIO8 RATIO16: an hcomm-perf JSON of two sizes
+fake_run() {
+    cat >"$1" <<EOF
+{
+  "tool": "hcomm-perf",
+  "command": ["hcomm-perf"],
+  "nranks": 2,
+  "line_latency_ns": $2,
+  "collective": "allreduce",
+  "results": [
+    {"size": 8, "count": 2, "iters": 10, "warmup": 1, "time_us": 1.000, "algbw": 0.0080, "busbw": 0.0080, "wrong": 0, "mpi_time_us": $3, "mpi_busbw": 0.0040, "ratio": $3, "mpi_wrong": 0},
+    {"size": 16, "count": 4, "iters": 10, "warmup": 1, "time_us": 1.000, "algbw": 0.0160, "busbw": 0.0160, "wrong": 0, "mpi_time_us": $4, "mpi_busbw": 0.0320, "ratio": $4, "mpi_wrong": 0}
+  ],
+  "avg_busbw": 0.0120
+}
+EOF
+}
+ro=$tmp/ro
+mkdir -p "$ro"
+fake_run "$ro/np2-default-allreduce.r1.json" 60.0 2.0 0.5
+fake_run "$ro/np2-default-allreduce.r2.json" 300.0 1.5 1.5
+printf 'np2-default-allreduce.r1 0\nnp2-default-allreduce.r2 0\n' >"$ro/status.txt"
+echo "mpirun -np 2 hcomm-perf (made up)" >"$ro/commands.txt"
+sh "$top_srcdir/tools/bench.sh" --report-only --runs 2 --np 2 --colls allreduce \
+    --settings default --no-large --out "$ro" >"$tmp/ro.log" 2>&1
+rc=$?
+cat "$tmp/ro.log"
+[ $rc -eq 0 ] || fail "bench.sh --report-only exited with $rc"
+# low class: the run at 60 ns, ratios 2.0 and 0.5 (geomean 1); high: 1.5, 1.5
+row='| np2-default-allreduce | 1 (60) | 1.000 | 0.500 (16 B) | 1 (300) | 1.500 | 1.500 (8 B) |'
+grep -qF "$row" "$ro/report.md" || fail "report-only: no latency row '$row'"
+grep -q '^- core-to-core latency .*run 1: 60-60, run 2: 300-300' "$ro/report.md" ||
+    fail "report-only: no per-run latency line"
+# the medians over the two runs: ratio (2.0 + 1.5) / 2 at 8 B
+grep -q '^| 8 B | 1.00 | 1.75 | 1.750 |' "$ro/report.md" || fail "report-only: 8 B median row"
 if [ -n "$failed" ]; then
     echo "perf.sh: FAILED:$failed"
     exit 1
