@@ -5,7 +5,8 @@
  * into RECV. No message; per rank one copy of (n-1)/n of the input and one
  * n-way fold of a block.
  *
- * A slot holds chunk k of all n blocks, packed (block q at q * chunk). In
+ * A slot holds chunk k of all n blocks, packed (block q at q * chunk);
+ * at two ranks not in place, only the peer's block, at 0. In
  * place, RECV is our block of SEND, so our own chunk is staged too and the
  * fold reads only staging (a fold must not write over one of its later
  * sources). Flags: IN counts the chunks staged, RED the chunks folded (the
@@ -18,7 +19,7 @@
 
 #include "shm_util.h"
 
-#define RS_CHUNK (64u << 10) /* per block: a slot holds n of them */
+#define RS_CHUNK (64u << 10) /* per block: a slot holds n of them (1 for a pair) */
 #define SLOTS 2u
 
 enum { F_IN = 0, F_RED = 1 };
@@ -42,19 +43,20 @@ int hc_reducescatter_direct_build(const hc_coll_args_t *a, hc_sched_t *s)
             hc_sched_copy(s, HC_RECV(0), HC_SEND(0), blk, HC_NODEPS);
         return s->err;
     }
+    /* Blocks per slot: block q at q * chunk. Two ranks, not in place: a
+     * rank stages only the peer's block, at 0, where the peer reads it (so
+     * a tiny one ends at the flag, in the fewest lines). */
+    const int pair = n == 2 && !a->in_place;
+    const uint32_t nb = pair ? 1 : n;
     const uint64_t room = hc_shm_slot_room(a, SLOTS);
-    if (room < n * es)
+    if (room < nb * es)
         return HCCL_E_PARA;
-    uint64_t ce = hc_shm_chunk_elems(a, room / n, RS_CHUNK);
+    uint64_t ce = hc_shm_chunk_elems(a, room / nb, RS_CHUNK);
     if (ce > count)
         ce = count;
-    const uint64_t nch = (count + ce - 1) / ce, slot = hc_shm_align(n * ce * es);
-    /* Tiny: the staged blocks fit in the tiny region, which ends at its
-     * flag (data and flag arrive together). Two ranks, not in place: a rank
-     * stages the peer's block only; tiny, that block ends at the flag (the
-     * fewest lines) and the fold names it. */
-    const int pair = n == 2 && !a->in_place;
-    const int tiny = nch == 1 && (pair ? 1 : n) * count * es <= HC_SHM_TINY_MAX;
+    const uint64_t nch = (count + ce - 1) / ce, slot = hc_shm_align(nb * ce * es);
+    /* the staged blocks fit in the tiny region: they arrive with its flag */
+    const int tiny = nch == 1 && nb * count * es <= HC_SHM_TINY_MAX;
     const uint64_t fin = tiny ? HC_SHM_TINY_FLAG : HC_SHM_FLAG(F_IN);
     int32_t *ins = malloc(((size_t)n + 3) * sizeof(int32_t)); /* a dependency list */
     if (ins == NULL)
@@ -63,9 +65,7 @@ int hc_reducescatter_direct_build(const hc_coll_args_t *a, hc_sched_t *s)
     int32_t pin = -1, pred = -1, rds[SLOTS], w[2];
     const int32_t g = hc_shm_guard(s);
     for (uint64_t k = 0; k < nch; k++) {
-        /* (pair: the staged block, 1 - me, ends at the flag) */
-        const uint64_t so = tiny && pair ? hc_shm_tiny_at(blk) - (1 - me) * blk
-                            : tiny ? hc_shm_tiny_at(n * blk) : HC_SHM_DATA + (k % SLOTS) * slot;
+        const uint64_t so = tiny ? hc_shm_tiny_at(nb * blk) : HC_SHM_DATA + (k % SLOTS) * slot;
         const uint64_t off = k * ce * es;
         const uint64_t len = (k + 1 < nch ? ce : count - k * ce) * es;
         const uint32_t v = (uint32_t)k + 1;
@@ -76,24 +76,17 @@ int hc_reducescatter_direct_build(const hc_coll_args_t *a, hc_sched_t *s)
         uint32_t ni = 0;
         for (uint32_t q = 0; q < n; q++)
             if (q != me || a->in_place)
-                ins[ni++] = hc_sched_copy(s, HC_SEG(so + q * ce * es),
+                ins[ni++] = hc_sched_copy(s, HC_SEG(so + (pair ? 0 : q) * ce * es),
                                           HC_SEND(q * blk + off), len, HC_DEPS(w[0], prev));
         ins[ni++] = pin;
         ins[ni] = INT32_MIN;
         pin = hc_sched_publish(s, fin, v, ins);
         hc_shm_wait_others(s, fin, v, 0, HC_DEPS(pin), w);
-        if (tiny && pair) { /* rank 0's block, then rank 1's */
-            const hc_loc_t mine = HC_SEND(me * blk), theirs = HC_PEER(1 - me, hc_shm_tiny_at(blk));
-            hc_shm_wait_prefetch(s, w[0], hc_shm_tiny_at(blk), len);
-            rds[0] = hc_sched_reduce(s, HC_RECV(0), me ? theirs : mine, me ? mine : theirs, len,
-                                     HC_DEPS(w[0]));
-            continue;
-        }
         /* our block of each peer's slot */
-        hc_shm_wait_prefetch(s, w[0], so + me * ce * es, len);
-        const hc_loc_t own = a->in_place ? HC_SEG(so + me * ce * es) : HC_SEND(me * blk + off);
-        rds[k % SLOTS] = hc_sched_reduce_ranks(s, HC_RECV(off), so + me * ce * es, own, len,
-                                               HC_DEPS(w[0]));
+        const uint64_t mo = so + (pair ? 0 : me) * ce * es;
+        hc_shm_wait_prefetch(s, w[0], mo, len);
+        const hc_loc_t own = a->in_place ? HC_SEG(mo) : HC_SEND(me * blk + off);
+        rds[k % SLOTS] = hc_sched_reduce_ranks(s, HC_RECV(off), mo, own, len, HC_DEPS(w[0]));
         if (k + SLOTS < nch)
             pred = hc_sched_publish(s, HC_SHM_FLAG(F_RED), v, HC_DEPS(rds[k % SLOTS], pred));
     }

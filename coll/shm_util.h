@@ -128,8 +128,10 @@ static inline void hc_shm_wait_others(hc_sched_t *s, uint64_t off, uint32_t valu
 
 /* While WAIT step w polls, prefetch the lines of the awaited rank's half
  * that hold [off, off + len): a small chunk then arrives with its flag
- * instead of one cache miss later. Larger chunks are left to the copy. */
-#define HC_SHM_PREFETCH_MAX 1024u
+ * instead of one cache miss later. Larger chunks are left to the copy.
+ * Up to 8 lines (2-rank AllReduce 512 B through a data slot: 0.91 -> 0.77
+ * us against 4; more lines bounced between the cores, docs/PERFORMANCE.md). */
+#define HC_SHM_PREFETCH_MAX 512u
 static inline void hc_shm_wait_prefetch(hc_sched_t *s, int32_t w, uint64_t off, uint64_t len)
 {
     if (len == 0 || len > HC_SHM_PREFETCH_MAX)
