@@ -197,22 +197,33 @@ for np in $nps; do
 done
 done
 
+# awk functions the programs below share: field(line, key) reads a number
+# of hcomm-perf's one-line JSON results, med(a, n) the median of a[1..n]
+# (sorts it), hs(bytes) a size as "8 B", "4 KiB", "2 MiB"
+awk_lib='
+function field(line, key,   v) {
+    if (index(line, "\"" key "\":") == 0) return ""
+    v = line; sub(".*\"" key "\": *", "", v); sub(/[,}].*/, "", v)
+    return v
+}
+function med(a, n,   i, j, t) {
+    for (i = 2; i <= n; i++) { t = a[i]; for (j = i - 1; j >= 1 && a[j] > t; j--) a[j + 1] = a[j]; a[j + 1] = t }
+    return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+}
+function hs(b) {
+    if (b >= 1048576 && b % 1048576 == 0) return b / 1048576 " MiB"
+    if (b >= 1024 && b % 1024 == 0) return b / 1024 " KiB"
+    return b " B"
+}
+'
+
 # ------------------------------------------------------------ run medians
 # NAME.json from NAME.r1.json .. NAME.rN.json: per size the median of the
 # times and of the per-run ratios (busbw follows the median time), the
 # ratio's range, the wrong results of all runs added up.
 median_json() {
     # shellcheck disable=SC2086 # the run files, in order
-    awk -v runs="$runs" '
-        function field(line, key,   v) {
-            if (index(line, "\"" key "\":") == 0) return ""
-            v = line; sub(".*\"" key "\": *", "", v); sub(/[,}].*/, "", v)
-            return v
-        }
-        function med(a, n,   i, j, t) {
-            for (i = 2; i <= n; i++) { t = a[i]; for (j = i - 1; j >= 1 && a[j] > t; j--) a[j + 1] = a[j]; a[j + 1] = t }
-            return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
-        }
+    awk -v runs="$runs" "$awk_lib"'
         FNR == 1 { f++ }
         f == 1 && !/^ *\{"size":/ && !inres { if (/"results": \[/) inres = 1; head = head $0 "\n"; next }
         /^ *\{"size":/ {
@@ -353,21 +364,7 @@ runfiles=
 [ "$runs" -gt 1 ] && runfiles=$(ls "$out"/np*-*.r*.json 2>/dev/null)
 if [ -n "$runfiles" ]; then
     # shellcheck disable=SC2086 # the run files
-    awk '
-            function field(line, key,   v) {
-                if (index(line, "\"" key "\":") == 0) return ""
-                v = line; sub(".*\"" key "\": *", "", v); sub(/[,}].*/, "", v)
-                return v
-            }
-            function hs(b) {
-                if (b >= 1048576 && b % 1048576 == 0) return b / 1048576 " MiB"
-                if (b >= 1024 && b % 1024 == 0) return b / 1024 " KiB"
-                return b " B"
-            }
-            function med(a, n,   i, j, t) {
-                for (i = 2; i <= n; i++) { t = a[i]; for (j = i - 1; j >= 1 && a[j] > t; j--) a[j + 1] = a[j]; a[j + 1] = t }
-                return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
-            }
+    awk "$awk_lib"'
             FNR == 1 {
                 f = FILENAME; sub(/.*\//, "", f); sub(/\.json$/, "", f)
                 run = f; sub(/.*\.r/, "", run); sub(/\.r[0-9]+$/, "", f)
@@ -418,17 +415,7 @@ for np in $nps; do
         files=
         for s in $settings; do files="$files $out/np$np-$s-$c.json"; done
         # shellcheck disable=SC2086
-        awk -v settings="$settings" -v coll="$c" -v np="$np" -v dat="$out/bench-np$np-$c.dat" '
-            function hs(b) {
-                if (b >= 1048576 && b % 1048576 == 0) return b / 1048576 " MiB"
-                if (b >= 1024 && b % 1024 == 0) return b / 1024 " KiB"
-                return b " B"
-            }
-            function field(line, key,   v) {
-                if (index(line, "\"" key "\":") == 0) return ""
-                v = line; sub(".*\"" key "\": *", "", v); sub(/[,}].*/, "", v)
-                return v
-            }
+        awk -v settings="$settings" -v coll="$c" -v np="$np" -v dat="$out/bench-np$np-$c.dat" "$awk_lib"'
             function fmt(v, d) { return v == "" ? "-" : sprintf("%." d "f", v) }
             BEGIN { ns = split(settings, S, " ") }
             FNR == 1 { fi = 0; for (i = 1; i <= ns; i++) if (FILENAME ~ ("-" S[i] "-" coll "\\.json$")) fi = i }
