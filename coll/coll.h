@@ -168,6 +168,7 @@ typedef struct hc_sched {
     uint32_t nsrcs, srcs_cap;
     uint32_t nmsgs;     /* SEND and RECV steps (0: no transport needed) */
     uint8_t waits_all;  /* has a WAIT on HC_PEERS_ALL with ago 0 (coll.h top) */
+    uint64_t recv_end;  /* end of the highest RECV range a local step writes */
     uint64_t gen;       /* changes with every step added (process-wide unique): the
                          * executor keeps its dependency index per generation */
     size_t esize;       /* element size, for REDUCE */

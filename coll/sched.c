@@ -23,6 +23,7 @@ void hc_sched_reset(hc_sched_t *s)
     s->nsrcs = 0;
     s->nmsgs = 0;
     s->waits_all = 0;
+    s->recv_end = 0;
     s->err = HCCL_SUCCESS;
     s->algo = NULL;
 }
@@ -76,6 +77,9 @@ static int32_t add(hc_sched_t *s, const hc_step_t *st, const int32_t *deps, uint
     }
     hc_step_t *t = &s->steps[s->nsteps];
     s->gen = __atomic_add_fetch(&g_gen, 1, __ATOMIC_RELAXED);
+    if ((st->kind == HC_STEP_COPY || st->kind == HC_STEP_REDUCE || st->kind == HC_STEP_REDUCE_MULTI) &&
+        st->dst.buf == HC_BUF_RECV && st->dst.off + st->bytes > s->recv_end)
+        s->recv_end = st->dst.off + st->bytes;
     *t = *st;
     t->dep_off = s->ndeps;
     t->ndeps = 0;

@@ -7,6 +7,7 @@
 
 #include <hccl/hccl.h>
 
+#include "cold.h"
 #include "log.h"
 #include "reduce.h"
 #include "util.h"
@@ -213,6 +214,18 @@ static inline int wait_done(const hc_exec_t *e, const hc_step_t *t, hc_xfer_t *x
     return 1;
 }
 
+/* A destination in RECV of at least HC_COLD_MIN bytes (cold.h): the first
+ * HC_COLD_SAMPLE bytes go with ordinary stores, timed; if they were slow
+ * (lines another core holds), the rest goes with non-temporal stores.
+ * Returns the bytes to write ordinarily first: all, or the sample. */
+static size_t cold_split(const hc_exec_t *e, const hc_step_t *t, uint64_t *t0)
+{
+    if (t->dst.buf != HC_BUF_RECV || t->bytes < HC_COLD_MIN || e->s->recv_end > HC_COLD_MAX_RECV)
+        return t->bytes;
+    *t0 = hc_tsc();
+    return HC_COLD_SAMPLE;
+}
+
 /* One pass over memory, in batches of at most 64 sources on the stack:
  * dst = (dst op ...) continues the same left fold. */
 static void reduce_multi(hc_exec_t *e, const hc_step_t *t)
@@ -221,7 +234,7 @@ static void reduce_multi(hc_exec_t *e, const hc_step_t *t)
     const void *src[BATCH];
     const hc_loc_t *l = e->s->srcs + t->src_off;
     char *dst = ptr(e, t->dst);
-    const size_t count = t->bytes / e->s->esize;
+    const size_t es = e->s->esize, count = t->bytes / es;
     const uint32_t n = t->nsrc ? t->nsrc : e->nranks; /* 0: one source per rank */
     uint32_t i = 0;
     while (i < n) {
@@ -231,7 +244,19 @@ static void reduce_multi(hc_exec_t *e, const hc_step_t *t)
         for (; k < BATCH && i < n; i++)
             src[k++] = t->nsrc ? ptr(e, l[i]) : i == e->rank ? ptr(e, t->b)
                                                                : e->half[i] + t->a.off;
-        hc_reduce_multi(dst, src, k, count, e->dtype, e->op);
+        uint64_t t0 = 0;
+        const size_t head = k == n ? cold_split(e, t, &t0) / es : count;
+        hc_reduce_multi(dst, src, k, head, e->dtype, e->op);
+        if (head < count) { /* one batch, sampled */
+            for (uint32_t j = 0; j < k; j++)
+                src[j] = (const char *)src[j] + head * es;
+            if (hc_lines_slow(hc_tsc() - t0, head * es)) {
+                hc_reduce_multi_nt(dst + head * es, src, k, count - head, e->dtype, e->op);
+                e->nt_stores = 1;
+            } else {
+                hc_reduce_multi(dst + head * es, src, k, count - head, e->dtype, e->op);
+            }
+        }
     }
 }
 
@@ -244,8 +269,21 @@ static void run_local(hc_exec_t *e, const hc_step_t *t)
         break;
     case HC_STEP_COPY: {
         char *d = ptr(e, t->dst), *src = ptr(e, t->a);
-        if (d != src && t->bytes)
-            hc_copy(d, src, t->bytes);
+        if (d == src || t->bytes == 0)
+            break;
+        uint64_t t0 = 0;
+        /* streaming needs ranges apart (RECV to RECV copies may overlap) */
+        const size_t head = d + t->bytes <= src || src + t->bytes <= d ? cold_split(e, t, &t0)
+                                                                        : t->bytes;
+        hc_copy(d, src, head);
+        if (head < t->bytes) {
+            if (hc_lines_slow(hc_tsc() - t0, head)) {
+                hc_copy_nt(d + head, src + head, t->bytes - head);
+                e->nt_stores = 1;
+            } else {
+                hc_copy(d + head, src + head, t->bytes - head);
+            }
+        }
         e->nt_stores |= t->bytes >= HC_NT_COPY_MIN;
         break;
     }

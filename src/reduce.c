@@ -41,6 +41,7 @@
  * - An unsupported type/op (see hc_reduce_check) is a no-op here.
  */
 #include "reduce.h"
+#include "cold.h"
 #include "util.h"
 
 #include <pthread.h>
@@ -794,6 +795,28 @@ void hc_reduce_multi(void *dst, const void *const *src, size_t nsrc, size_t coun
         mfn(dst, src, nsrc, 0, count);
     } else {
         hc_multi_blocked(fn, hc_dtype_size(t), dst, src, nsrc, 0, count);
+    }
+}
+
+void hc_reduce_multi_nt(void *dst, const void *const *src, size_t nsrc, size_t count,
+                        HcclDataType t, HcclReduceOp op)
+{
+    enum { MAXSRC = 64 };
+    const size_t es = hc_dtype_size(t);
+    if (es == 0 || nsrc == 0 || nsrc > MAXSRC || count == 0 || hc_kern_get(t, op) == NULL)
+        return; /* a no-op as in hc_reduce_multi; the executor passes at most 64 */
+    /* fold a block into an L1 buffer, then stream it out: every source of
+     * a block is read before the block of dst is written, so dst may alias
+     * any source */
+    static __thread unsigned char blk[HC_MULTI_BLOCK] __attribute__((aligned(64)));
+    const void *sp[MAXSRC];
+    const size_t per = HC_MULTI_BLOCK / es;
+    for (size_t o = 0; o < count; o += per) {
+        const size_t c = count - o < per ? count - o : per;
+        for (size_t k = 0; k < nsrc; k++)
+            sp[k] = (const char *)src[k] + o * es;
+        hc_reduce_multi(blk, sp, nsrc, c, t, op);
+        hc_copy_nt((char *)dst + o * es, blk, c * es);
     }
 }
 

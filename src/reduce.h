@@ -32,6 +32,10 @@ void hc_reduce(void *dst, const void *a, const void *b, size_t count, HcclDataTy
  * src[0]. One pass over memory. */
 void hc_reduce_multi(void *dst, const void *const *src, size_t nsrc, size_t count,
                      HcclDataType t, HcclReduceOp op);
+/* The same fold, written to dst with non-temporal stores (cold.h) through
+ * an L1 block; any source may alias dst. nsrc <= 64. */
+void hc_reduce_multi_nt(void *dst, const void *const *src, size_t nsrc, size_t count,
+                        HcclDataType t, HcclReduceOp op);
 /* AVG finish: buf[i] = buf[i] / n (float types). */
 void hc_reduce_scale(void *buf, size_t count, HcclDataType t, uint32_t n);
 

@@ -20,6 +20,7 @@
 #include <cpuid.h>
 #endif
 
+#include "src/cold.h"
 #include "src/gpu.h"
 #include "src/reduce.h"
 #include "src/util.h"
@@ -938,6 +939,21 @@ START_TEST(test_multi)
                     ck_assert_msg(memcmp(got, want, bytes) == 0,
                                   "%s multi in place %s %s nsrc=%zu n=%zu", isa, hc_dtype_name(t),
                                   hc_op_name(op), ns, n);
+                    /* streamed (src/cold.h): dst at an odd offset of a
+                     * line, aliasing the last source, one byte either side
+                     * untouched */
+                    unsigned char *nt = xmalloc(bytes + 64 + 2);
+                    unsigned char *nd = nt + 1 + (ci * 7 + ns * 5) % 63;
+                    memset(nt, 0xa5, bytes + 66);
+                    memcpy(nd, src[ns - 1], bytes);
+                    s2[0] = src[0];
+                    s2[ns - 1] = nd;
+                    hc_reduce_multi_nt(nd, s2, ns, n, t, op);
+                    ck_assert_msg(memcmp(nd, want, bytes) == 0 && nd[-1] == 0xa5 &&
+                                      nd[bytes] == 0xa5,
+                                  "%s multi streamed %s %s nsrc=%zu n=%zu", isa, hc_dtype_name(t),
+                                  hc_op_name(op), ns, n);
+                    free(nt);
                 }
             }
             for (int k = 0; k < MAXSRC; k++)
@@ -1026,6 +1042,33 @@ START_TEST(test_copy)
     }
     free(buf);
     free(ref);
+}
+END_TEST
+
+/* hc_copy_nt (src/cold.h): every size up to a few lines past a whole
+ * line, then large ones, at every offset of dst and src within a line;
+ * the bytes around dst stay. */
+START_TEST(test_copy_nt)
+{
+    const size_t big = (256u << 10) + 200;
+    unsigned char *src = malloc(big + 64), *buf = malloc(big + 192);
+    ck_assert_ptr_nonnull(src);
+    ck_assert_ptr_nonnull(buf);
+    for (size_t i = 0; i < big + 64; i++)
+        src[i] = (unsigned char)(i * 37u + (i >> 8));
+    for (size_t n = 0; n <= big; n = n < 300 ? n + 1 : n * 3 + 4093) {
+        for (size_t od = 0; od < 64; od += n < 300 ? 7 : 13) {
+            const size_t os = (od * 5 + n) % 64;
+            memset(buf, 0x3c, big + 192);
+            hc_copy_nt(buf + 64 + od, src + os, n);
+            ck_assert_msg(memcmp(buf + 64 + od, src + os, n) == 0, "hc_copy_nt n=%zu od=%zu os=%zu",
+                          n, od, os);
+            ck_assert_msg(buf[63 + od] == 0x3c && buf[64 + od + n] == 0x3c,
+                          "hc_copy_nt n=%zu od=%zu wrote outside", n, od);
+        }
+    }
+    free(src);
+    free(buf);
 }
 END_TEST
 
@@ -1118,6 +1161,7 @@ static Suite *reduce_suite(void)
     tcase_add_test(tc, test_int128);
     tcase_add_test(tc, test_float_rules);
     tcase_add_test(tc, test_copy);
+    tcase_add_test(tc, test_copy_nt);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("fp16_bf16");

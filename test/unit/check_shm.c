@@ -37,6 +37,7 @@
 #include "coll/algos.h"
 #include "coll/coll.h"
 #include "coll/shm_util.h"
+#include "src/cold.h"
 #include "src/exec.h"
 #include "src/transport_loop.h"
 
@@ -185,6 +186,7 @@ static void teardown(op_t *o, uint32_t n)
  * rank that moves only when nothing else can (-1: none). */
 static int g_tiny_bcast;
 static int g_lag = -1;
+static int g_big; /* large operations (test_cold) */
 
 static void make_op(op_t *o, uint32_t j, uint32_t n, uint64_t half)
 {
@@ -199,7 +201,10 @@ static void make_op(op_t *o, uint32_t j, uint32_t n, uint64_t half)
                               o->coll == HC_COLL_ALLGATHER || o->coll == HC_COLL_ALLTOALL;
         /* tiny, a few lines, and several slots of the half */
         const uint64_t sizes[] = {1, 3, 14, 15, 64, 200, 1000, 3 * half / 4};
-        o->count = g_tiny_bcast ? 1 + rnd() % (HC_SHM_RING_MAX / 4) : sizes[rnd() % 8] + rnd() % 5;
+        const uint64_t big[] = {16411, 3 * half / 8, half / 2 + 17, 3 * half / 4}; /* g_big */
+        o->count = g_tiny_bcast ? 1 + rnd() % (HC_SHM_RING_MAX / 4)
+                   : g_big      ? big[rnd() % 4] * (per_block ? n : 1) + rnd() % 5
+                                : sizes[rnd() % 8] + rnd() % 5;
         if (per_block)
             o->count = (o->count + n - 1) / n;
         if (o->count == 0)
@@ -482,6 +487,23 @@ START_TEST(test_runahead)
 }
 END_TEST
 
+/* Large operations whose writes into RECV go the streamed way after the
+ * sample (src/cold.h, forced: the sample cannot be made slow on purpose),
+ * then the same with the sample never slow. */
+START_TEST(test_cold)
+{
+    static const uint32_t ns[] = {2, 3, 5};
+    g_big = 1;
+    for (int mode = 1; mode >= -1; mode -= 2) {
+        hc_cold_force(mode);
+        for (uint64_t seed = 300; seed < 303; seed++)
+            run_sequence(ns[_i], 1u << 19, 8, seed, 1);
+    }
+    hc_cold_force(0);
+    g_big = 0;
+}
+END_TEST
+
 int main(void)
 {
     Suite *su = suite_create("shm");
@@ -490,6 +512,7 @@ int main(void)
     tcase_add_loop_test(tc, test_sequences, 0, 8);
     tcase_add_loop_test(tc, test_tight, 0, 4);
     tcase_add_loop_test(tc, test_runahead, 0, 4);
+    tcase_add_loop_test(tc, test_cold, 0, 3);
     suite_add_tcase(su, tc);
     SRunner *sr = srunner_create(su);
     srunner_run_all(sr, CK_NORMAL);
