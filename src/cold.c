@@ -36,7 +36,6 @@
 
 static pthread_once_t cal_once = PTHREAD_ONCE_INIT;
 static uint64_t slow_ticks_klines = UINT64_MAX >> 32; /* per 1024 lines; never, uncalibrated */
-static int have_avx512;
 
 static double now_ns(void)
 {
@@ -48,8 +47,6 @@ static double now_ns(void)
 /* TSC ticks per ns, measured once over ~100 us. */
 static void calibrate(void)
 {
-    __builtin_cpu_init();
-    have_avx512 = __builtin_cpu_supports("avx512f");
     const double t0 = now_ns();
     const uint64_t c0 = __rdtsc();
     double t1;
@@ -116,7 +113,6 @@ void hc_copy_nt(void *dst, const void *src, size_t n)
 {
     char *d = dst;
     const char *s = src;
-    pthread_once(&cal_once, calibrate);
     const size_t head = (size_t)(-(uintptr_t)d & 63); /* up to d's first whole line */
     if (n < head + 64) {
         memmove(d, s, n);
@@ -124,7 +120,8 @@ void hc_copy_nt(void *dst, const void *src, size_t n)
     }
     memcpy(d, s, head);
     d += head, s += head, n -= head;
-    if (have_avx512)
+    __builtin_cpu_init(); /* idempotent; cheap after the first */
+    if (__builtin_cpu_supports("avx512f"))
         copy_nt512(d, s, n);
     else
         copy_nt128(d, s, n);

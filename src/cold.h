@@ -5,8 +5,8 @@
  * hc_tsc, hc_lines_slow: a writer times the first HC_COLD_SAMPLE bytes it
  * writes with ordinary stores (hc_tsc before and after); hc_lines_slow says
  * whether that took more than HC_SLOW_LINE_NS (cold.c) per 64-byte line,
- * in which case the rest goes faster with non-temporal stores. Always 0
- * off x86-64.
+ * in which case the rest goes faster with non-temporal stores. Off
+ * x86-64 it says no (unless forced, hc_cold_force).
  *
  * hc_copy_nt: memcpy that writes the whole lines of dst with non-temporal
  * stores (no read for ownership); the caller fences (sfence) before it
@@ -17,7 +17,6 @@
 
 #include <stddef.h>
 #include <stdint.h>
-
 
 /* Only steps writing at least HC_COLD_MIN bytes of RECV are sampled, and
  * only in schedules whose RECV ends within HC_COLD_MAX_RECV: a larger RECV

@@ -217,13 +217,22 @@ static inline int wait_done(const hc_exec_t *e, const hc_step_t *t, hc_xfer_t *x
 /* A destination in RECV of at least HC_COLD_MIN bytes (cold.h): the first
  * HC_COLD_SAMPLE bytes go with ordinary stores, timed; if they were slow
  * (lines another core holds), the rest goes with non-temporal stores.
- * Returns the bytes to write ordinarily first: all, or the sample. */
+ * cold_split returns the bytes to write ordinarily first (all, or the
+ * sample); cold_streams, after them, whether the rest streams. */
 static size_t cold_split(const hc_exec_t *e, const hc_step_t *t, uint64_t *t0)
 {
     if (t->dst.buf != HC_BUF_RECV || t->bytes < HC_COLD_MIN || e->s->recv_end > HC_COLD_MAX_RECV)
         return t->bytes;
     *t0 = hc_tsc();
     return HC_COLD_SAMPLE;
+}
+
+static int cold_streams(hc_exec_t *e, uint64_t t0, size_t head)
+{
+    if (!hc_lines_slow(hc_tsc() - t0, head))
+        return 0;
+    e->nt_stores = 1; /* the next PUBLISH fences */
+    return 1;
 }
 
 /* One pass over memory, in batches of at most 64 sources on the stack:
@@ -250,12 +259,8 @@ static void reduce_multi(hc_exec_t *e, const hc_step_t *t)
         if (head < count) { /* one batch, sampled */
             for (uint32_t j = 0; j < k; j++)
                 src[j] = (const char *)src[j] + head * es;
-            if (hc_lines_slow(hc_tsc() - t0, head * es)) {
-                hc_reduce_multi_nt(dst + head * es, src, k, count - head, e->dtype, e->op);
-                e->nt_stores = 1;
-            } else {
-                hc_reduce_multi(dst + head * es, src, k, count - head, e->dtype, e->op);
-            }
+            (cold_streams(e, t0, head * es) ? hc_reduce_multi_nt : hc_reduce_multi)(
+                dst + head * es, src, k, count - head, e->dtype, e->op);
         }
     }
 }
@@ -276,14 +281,9 @@ static void run_local(hc_exec_t *e, const hc_step_t *t)
         const size_t head = d + t->bytes <= src || src + t->bytes <= d ? cold_split(e, t, &t0)
                                                                         : t->bytes;
         hc_copy(d, src, head);
-        if (head < t->bytes) {
-            if (hc_lines_slow(hc_tsc() - t0, head)) {
-                hc_copy_nt(d + head, src + head, t->bytes - head);
-                e->nt_stores = 1;
-            } else {
-                hc_copy(d + head, src + head, t->bytes - head);
-            }
-        }
+        if (head < t->bytes)
+            (cold_streams(e, t0, head) ? hc_copy_nt : hc_copy)(d + head, src + head,
+                                                               t->bytes - head);
         e->nt_stores |= t->bytes >= HC_NT_COPY_MIN;
         break;
     }
