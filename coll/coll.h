@@ -138,7 +138,7 @@ static inline hc_loc_t hc_loc_peer(uint32_t peer, uint64_t off)
  * that epoch (a WAIT on HC_SEG_DONE with ago = 2 * HC_SEG_RING_SLOTS)
  * instead of those of epoch - 2: a Broadcast root can run that many
  * operations ahead of a slow reader. */
-#define HC_SEG_RING_SLOTS 8u
+#define HC_SEG_RING_SLOTS 32u
 #define HC_SEG_RING_BYTES 512u
 /* WAIT: every rank but the executing one. */
 #define HC_PEERS_ALL UINT32_MAX

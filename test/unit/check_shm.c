@@ -16,7 +16,7 @@
  * decreasing flag (the executor fails the operation) or a deadlock.
  *
  * Run-ahead: sequences of tiny Broadcasts (their data and flag in a ring
- * line of the epoch, coll.h HC_SEG_RING_LINES) with one rank that moves
+ * entry of the epoch, coll.h HC_SEG_RING_SLOTS) with one rank that moves
  * only when every other is blocked, so that roots run as far ahead as
  * their guard lets them; a guard that let them one operation further
  * overwrites a line the laggard has not read (caught: wrong results).
@@ -210,6 +210,8 @@ static void make_op(op_t *o, uint32_t j, uint32_t n, uint64_t half)
         if (o->count == 0)
             o->count = 1;
         o->root = (uint32_t)(rnd() % n);
+        if (g_tiny_bcast && g_lag >= 0 && o->root == (uint32_t)g_lag) /* never the laggard: */
+            o->root = (o->root + 1 + (uint32_t)(rnd() % (n - 1))) % n; /* roots run ahead */
         o->in_place = uses_in_place(o->coll) && (rnd() & 1);
         o->fp = (int)(rnd() & 1);
         hc_coll_args_t a = {.coll = o->coll, .rank = 0, .nranks = n, .root = o->root,
@@ -459,7 +461,8 @@ START_TEST(test_sequences)
     static const uint32_t ns[] = {1, 2, 3, 4, 5, 8, 13, 64};
     const uint32_t n = ns[_i];
     for (uint64_t seed = 1; seed <= (n > 16 ? 2u : 12u); seed++)
-        run_sequence(n, (seed & 1) ? 8192 : 16384, n > 16 ? 12 : 30, seed, (int)(seed % 3 == 0));
+        run_sequence(n, HC_SHM_DATA + ((seed & 1) ? 3072 : 11264), n > 16 ? 12 : 30, seed,
+                     (int)(seed % 3 == 0)); /* 3 or 11 KiB of data room: many chunks */
 }
 END_TEST
 
@@ -480,7 +483,7 @@ START_TEST(test_runahead)
     g_tiny_bcast = 1;
     for (uint64_t seed = 200; seed < 204; seed++) {
         g_lag = (int)(seed % ns[_i]);
-        run_sequence(ns[_i], 8192, 80, seed, 1);
+        run_sequence(ns[_i], HC_SHM_MIN_HALF + 4096, 4 * HC_SEG_RING_SLOTS + 16, seed, 1);
     }
     g_tiny_bcast = 0;
     g_lag = -1;
