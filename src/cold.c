@@ -120,8 +120,7 @@ void hc_copy_nt(void *dst, const void *src, size_t n)
     }
     memcpy(d, s, head);
     d += head, s += head, n -= head;
-    __builtin_cpu_init(); /* idempotent; cheap after the first */
-    if (__builtin_cpu_supports("avx512f"))
+    if (__builtin_cpu_supports("avx512f")) /* (a load: libgcc detects at start-up) */
         copy_nt512(d, s, n);
     else
         copy_nt128(d, s, n);

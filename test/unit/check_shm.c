@@ -16,10 +16,11 @@
  * decreasing flag (the executor fails the operation) or a deadlock.
  *
  * Run-ahead: sequences of tiny Broadcasts (their data and flag in a ring
- * entry of the epoch, coll.h HC_SEG_RING_SLOTS) with one rank that moves
- * only when every other is blocked, so that roots run as far ahead as
- * their guard lets them; a guard that let them one operation further
- * overwrites a line the laggard has not read (caught: wrong results).
+ * entry of the epoch, coll.h HC_SEG_RING_SLOTS) with one rank that is
+ * never a root and moves only when every other is blocked, so that roots
+ * run as far ahead as their guard lets them; a guard that let them one
+ * operation further overwrites a line the laggard has not read (caught:
+ * wrong results).
  *
  * Also: every rank agrees whether an operation uses staging (epochs would
  * diverge otherwise), and the staging used fits the half offered; and
