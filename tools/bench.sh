@@ -22,6 +22,9 @@
 # table, report.md (the tables, the exact commands, the environment) and
 # busbw-npN.png (busbw vs size, hcomm vs MPI; needs gnuplot, e.g. Debian's
 # gnuplot-nox; skipped with a note when missing). Needs only sh and awk.
+# With more ranks than cores, every round also runs hcomm-floor (found next
+# to hcomm-perf, or in PATH) at that rank count: the bare synchronization of
+# a collective there, flags only (npN-floor.txt; report.md quotes it).
 #
 # Options:
 #   --perf PATH       the hcomm-perf program (default: hcomm-perf in PATH)
@@ -153,6 +156,13 @@ if [ "$tmo" != 0 ] && command -v timeout >/dev/null 2>&1; then
     tmocmd="timeout -k 10 $tmo"
 fi
 
+# hcomm-floor (tools/hcomm-floor.c): beside hcomm-perf, else in PATH
+floor=
+if [ $reportonly -eq 0 ]; then
+    floor=$(dirname "$perf")/hcomm-floor
+    [ -x "$floor" ] || floor=$(command -v hcomm-floor 2>/dev/null) || floor=
+fi
+
 fail=0
 r=0
 if [ $reportonly -eq 1 ]; then
@@ -194,6 +204,17 @@ for np in $nps; do
             [ $rc -eq 0 ] || echo "bench.sh: $name exited with $rc (see $out/$name.err)" >&2
         done
     done
+    if [ -n "$over" ] && [ -n "$floor" ]; then
+        name=np$np-floor
+        [ "$runs" -gt 1 ] && name=$name.r$r
+        cmd="$mpirun $rootflag $over -np $np $floor"
+        echo "$cmd" >>"$out/commands.txt"
+        echo "bench.sh: $name" >&2
+        # shellcheck disable=SC2086
+        $tmocmd $cmd >"$out/$name.txt" 2>"$out/$name.err"
+        rc=$?
+        [ $rc -eq 0 ] || { fail=1; echo "bench.sh: $name exited with $rc (see $out/$name.err)" >&2; }
+    fi
 done
 done
 
@@ -356,6 +377,32 @@ mpiver=$($mpirun --version 2>/dev/null | head -n 1)
     done
     echo
 } >"$rep"
+
+# hcomm-floor's runs (more ranks than cores): one row per run
+for np in $nps; do
+    fl=$(ls "$out/np$np-floor.txt" "$out"/np$np-floor.r*.txt 2>/dev/null)
+    [ -n "$fl" ] || continue
+    {
+        echo "## Bare synchronization at $np ranks (hcomm-floor)"
+        echo
+        echo "Cache-line flags in shared memory and nothing else, timed as hcomm-perf times"
+        echo "a call (\`tools/hcomm-floor.c\`): \"all\" is the wait of AllReduce, AllGather,"
+        echo "ReduceScatter and AlltoAll (every rank for every other), \"root\" the wait of"
+        echo "Broadcast (every rank for the root). With more ranks than cores an \"all\""
+        echo "needs two process hand-overs on a core; no library's small-message time is"
+        echo "much below it. Median over iterations of the slowest rank, µs:"
+        echo
+        echo "| run | all | root | MPI_Barrier | sched_yield hand-over |"
+        echo "|---|---|---|---|---|"
+        # shellcheck disable=SC2086 # the run files
+        awk 'FNR == 1 { if (f != "") printf "| %s | %s | %s | %s | %s |\n", f, a, r, b, h
+                        f = FILENAME; sub(/.*\//, "", f); sub(/\.txt$/, "", f); a = r = b = h = "-" }
+             /^all / { a = $(NF - 2) } /^root / { r = $(NF - 2) }
+             /^MPI_Barrier / { b = $2 } /^sched_yield / { h = $3 }
+             END { if (f != "") printf "| %s | %s | %s | %s | %s |\n", f, a, r, b, h }' $fl
+        echo
+    } >>"$rep"
+done
 
 # The runs split by hcomm-perf's core-to-core latency (only when it varies
 # by 2x or more between the runs: on a VM it follows where the host runs
