@@ -42,6 +42,11 @@
 #define SLOTS 2u
 /* One-shot up to this many bytes at more than two ranks. */
 #define ONESHOT_MAX (16u << 10)
+/* A one-shot message above this that fits one default chunk goes in two
+ * halves: the copy of the second fills the wait for the peers' first (2
+ * ranks, docs/PERFORMANCE.md: 256 KiB 24-26 us against 33, 128 KiB 14
+ * against 16-18; 64 KiB and less no better). */
+#define ONESHOT_SPLIT_MIN (64u << 10)
 
 enum { F_IN = 0, F_RED = 1, F_OUT = 2 };
 #define DATA0 HC_SHM_DATA
@@ -53,6 +58,8 @@ static int oneshot(const hc_coll_args_t *a, hc_sched_t *s)
     uint64_t ce = hc_shm_chunk_elems(a, room, DIRECT_CHUNK);
     if (ce > count)
         ce = count;
+    if (ce == count && a->chunk_bytes == 0 && count * es > ONESHOT_SPLIT_MIN)
+        ce = (count + 1) / 2;
     const uint64_t nch = (count + ce - 1) / ce, slot = hc_shm_align(ce * es);
     /* a tiny message ends at its flag (shm_util.h) */
     const int tiny = nch == 1 && count * es <= HC_SHM_TINY_MAX;
