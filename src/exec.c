@@ -276,6 +276,13 @@ static void run_local(hc_exec_t *e, const hc_step_t *t)
         char *d = ptr(e, t->dst), *src = ptr(e, t->a);
         if (d == src || t->bytes == 0)
             break;
+        /* a small message others poll for (not a Broadcast ring entry,
+         * whose flag shares the first line: there it was slower, 128 B
+         * 0.71-0.73 against 0.65-0.68 us) */
+        if (t->dst.buf == HC_BUF_SEG && !t->dst.ring && t->bytes <= HC_COPY_LINES_MAX) {
+            hc_copy_lines(d, src, t->bytes);
+            break;
+        }
         uint64_t t0 = 0;
         /* streaming needs ranges apart (RECV to RECV copies may overlap) */
         const size_t head = d + t->bytes <= src || src + t->bytes <= d ? cold_split(e, t, &t0)

@@ -44,4 +44,26 @@ static inline void hc_copy(void *d, const void *s, size_t n)
     memmove(dp, sp, n);
 }
 
+/* hc_copy_lines: memcpy for a few lines that another core is polling (a
+ * small message in shared staging): every 64-byte line of dst is written
+ * by stores that fall in that line only, one line after the other. The C
+ * library copies 256 bytes with four unaligned 64-byte stores, each of
+ * which splits two lines, so that a line can be taken back by the reader's
+ * prefetch between its two stores and must be fetched again. */
+#define HC_COPY_LINES_MAX 512u
+
+static inline void hc_copy_lines(void *d, const void *s, size_t n)
+{
+    char *dp = (char *)d;
+    const char *sp = (const char *)s;
+    size_t head = (size_t)(-(uintptr_t)dp & 63);
+    if (head > n)
+        head = n;
+    memcpy(dp, sp, head);
+    dp += head, sp += head, n -= head;
+    for (; n >= 64; n -= 64, dp += 64, sp += 64)
+        memcpy(dp, sp, 64);
+    memcpy(dp, sp, n);
+}
+
 #endif /* HC_UTIL_H_ */

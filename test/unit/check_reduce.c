@@ -1072,6 +1072,37 @@ START_TEST(test_copy_nt)
 }
 END_TEST
 
+/* hc_copy_lines (src/util.h): every size up to past HC_COPY_LINES_MAX at
+ * every offset of dst within a line (a line-aligned buffer), src at
+ * several; every byte of the buffer is checked, so nothing outside
+ * [dst, dst + n) may change. */
+START_TEST(test_copy_lines)
+{
+    const size_t max = HC_COPY_LINES_MAX + 70, big = max + 256;
+    unsigned char *src = aligned_alloc(64, big), *buf = aligned_alloc(64, big);
+    unsigned char *ref = malloc(big);
+    ck_assert_ptr_nonnull(src);
+    ck_assert_ptr_nonnull(buf);
+    ck_assert_ptr_nonnull(ref);
+    for (size_t i = 0; i < big; i++)
+        src[i] = (unsigned char)(i * 29u + 7);
+    for (size_t n = 0; n <= max; n++) {
+        for (size_t od = 0; od < 64; od++) {
+            const size_t os = (od * 11 + n) % 64;
+            memset(buf, 0xa5, big);
+            memset(ref, 0xa5, big);
+            memcpy(ref + 64 + od, src + os, n);
+            hc_copy_lines(buf + 64 + od, src + os, n);
+            ck_assert_msg(memcmp(buf, ref, big) == 0, "hc_copy_lines n=%zu od=%zu os=%zu", n, od,
+                          os);
+        }
+    }
+    free(src);
+    free(buf);
+    free(ref);
+}
+END_TEST
+
 /* ------------------------------------------------------------ CUDA */
 
 START_TEST(test_cuda)
@@ -1162,6 +1193,7 @@ static Suite *reduce_suite(void)
     tcase_add_test(tc, test_float_rules);
     tcase_add_test(tc, test_copy);
     tcase_add_test(tc, test_copy_nt);
+    tcase_add_test(tc, test_copy_lines);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("fp16_bf16");
