@@ -10,7 +10,11 @@
 #     exit 0, a report with its summary and per-size tables, status 0;
 #   - tools/bench.sh --report-only over two made-up runs at 60 and 300 ns
 #     core-to-core latency: the medians and the table of the runs split by
-#     latency, with the values worked out by hand.
+#     latency, with the values worked out by hand;
+#   - hcomm-floor on 2 and 3 ranks: exit 0, a positive median for "all",
+#     "root" and MPI_Barrier, the sched_yield hand-over exactly when the
+#     ranks outnumber the cores; a bad option fails; bench.sh --quick on 3
+#     ranks quotes it in its report exactly when 3 ranks outnumber the cores.
 # Timings are not checked (PERF.md: never a timing threshold in a test).
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
@@ -145,6 +149,48 @@ grep -q '^- core-to-core latency .*run 1: 60-60, run 2: 300-300' "$ro/report.md"
     fail "report-only: no per-run latency line"
 # the medians over the two runs: ratio (2.0 + 1.5) / 2 at 8 B
 grep -q '^| 8 B | 1.00 | 1.75 | 1.750 |' "$ro/report.md" || fail "report-only: 8 B median row"
+floor=$top_builddir/tools/hcomm-floor
+# floor_ok FILE NP: the three medians positive, the hand-over iff NP > cores
+floor_ok() {
+    for w in all root MPI_Barrier; do
+        awk -v w="$w" '$1 == w { v = (w == "MPI_Barrier") ? $2 : $(NF - 2); ok = v + 0 > 0 }
+                       END { exit !ok }' "$1" || echo "no positive median for $w"
+    done
+    if [ "$2" -gt "$cores" ]; then
+        grep -q '^sched_yield hand-over *[0-9.]* ' "$1" || echo "no hand-over with $2 ranks"
+    else
+        grep -q '^sched_yield' "$1" && echo "a hand-over with $2 ranks on $cores cores"
+    fi
+}
+for np in 2 3; do
+    echo "=== hcomm-floor on $np ranks"
+    sh "$here/mpirun.sh" $np "$floor" -n 200 >"$tmp/floor$np.txt" 2>&1
+    rc=$?
+    cat "$tmp/floor$np.txt"
+    [ $rc -eq 0 ] || fail "hcomm-floor on $np ranks exited with $rc"
+    why=$(floor_ok "$tmp/floor$np.txt" $np)
+    [ -z "$why" ] || fail "hcomm-floor on $np ranks: $why"
+done
+if sh "$here/mpirun.sh" 2 "$floor" -s -1 >"$tmp/floorbad.txt" 2>&1; then
+    cat "$tmp/floorbad.txt"
+    fail "hcomm-floor -s -1 exited with 0"
+fi
+
+echo "=== tools/bench.sh --quick on 3 ranks (hcomm-floor in the report)"
+MPIRUN="$MPIRUN" sh "$top_srcdir/tools/bench.sh" --quick --perf "$perf" --np 3 \
+    --colls allreduce --settings default --out "$tmp/bench3" >"$tmp/bench3.log" 2>&1
+rc=$?
+cat "$tmp/bench3.log"
+[ $rc -eq 0 ] || fail "bench.sh --quick --np 3 exited with $rc"
+if [ 3 -gt "$cores" ]; then
+    grep -q '^## Bare synchronization at 3 ranks' "$tmp/bench3/report.md" ||
+        fail "report at 3 ranks on $cores cores: no hcomm-floor section"
+    grep -q '^| np3-floor | [0-9.]* | [0-9.]* | [0-9.]* | [0-9.]* |' "$tmp/bench3/report.md" ||
+        fail "report at 3 ranks: no hcomm-floor row"
+elif grep -q 'Bare synchronization' "$tmp/bench3/report.md"; then
+    fail "report: hcomm-floor ran with 3 ranks on $cores cores"
+fi
+
 if [ -n "$failed" ]; then
     echo "perf.sh: FAILED:$failed"
     exit 1
