@@ -12,7 +12,7 @@
  * (one REDUCE_MULTI: one pass, the same bits everywhere), then raises RED
  * ("done reading your slots"), which the owners wait for before they reuse
  * a slot. One flag round per chunk; a message of at most HC_SHM_TINY_MAX
- * (440) bytes ends at its flag, and arrives with it (shm_util.h).
+ * (568) bytes ends at its flag, and arrives with it (shm_util.h).
  * Each rank reads n chunks and writes two (staging, RECV).
  *
  * Two-phase (n > 2 and larger messages): a chunk is cut into n blocks.

@@ -15,10 +15,11 @@
  *     prefetches while it polls the flag, so the message arrives with the
  *     flag in one transfer instead of one more after it (2 ranks, 300 ns
  *     core-to-core: 64-512 B AllGather 0.64-0.70 -> 0.46-0.53 us; the
- *     writer stores line by line, hc_copy_lines in src/util.h). Seven
- *     lines: messages of eight lines were slower this way than through a
- *     data slot (504 B: 0.88-1.02 against 0.77-0.85 us), seven as fast as
- *     five (docs/PERFORMANCE.md);
+ *     writer stores line by line, hc_copy_lines in src/util.h). Nine
+ *     lines, up to 568 bytes: with the line-by-line stores a 512-byte
+ *     message is faster this way than through a data slot (2-rank
+ *     AllReduce 512 B 0.52-0.55 against 0.69-0.71 us), while 17 lines
+ *     (1 KiB) were much slower (1.6 against 0.9 us; docs/PERFORMANCE.md);
  *   HC_SHM_RING: HC_SEG_RING_SLOTS entries of HC_SEG_RING_BYTES, each a flag
  *     in its first word and up to HC_SHM_RING_MAX data bytes after it (so
  *     up to 56 bytes travel in the flag's line), used as ring
@@ -38,7 +39,7 @@
 #define HC_SHM_NFLAGS 8u
 #define HC_SHM_FLAG(i) (HC_SEG_BASE + (uint64_t)(i) * HC_SHM_LINE)
 #define HC_SHM_TINY HC_SHM_FLAG(HC_SHM_NFLAGS)
-#define HC_SHM_TINY_LINES 7u
+#define HC_SHM_TINY_LINES 9u
 #define HC_SHM_TINY_MAX (HC_SHM_TINY_LINES * HC_SHM_LINE - 8u)
 #define HC_SHM_TINY_FLAG (HC_SHM_TINY + HC_SHM_TINY_MAX)
 #define HC_SHM_RING (HC_SHM_TINY + HC_SHM_TINY_LINES * HC_SHM_LINE)
@@ -130,9 +131,10 @@ static inline void hc_shm_wait_others(hc_sched_t *s, uint64_t off, uint32_t valu
 /* While WAIT step w polls, prefetch the lines of the awaited rank's half
  * that hold [off, off + len): a small chunk then arrives with its flag
  * instead of one cache miss later. Larger chunks are left to the copy.
- * Up to 8 lines (2-rank AllReduce 512 B through a data slot: 0.91 -> 0.77
- * us against 4; more lines bounced between the cores, docs/PERFORMANCE.md). */
-#define HC_SHM_PREFETCH_MAX 512u
+ * Up to 9 lines, a whole tiny message (2-rank AllReduce 512 B through a
+ * data slot: 0.91 -> 0.77 us against 4 lines; 16 lines bounced between
+ * the cores, docs/PERFORMANCE.md). */
+#define HC_SHM_PREFETCH_MAX 576u
 static inline void hc_shm_wait_prefetch(hc_sched_t *s, int32_t w, uint64_t off, uint64_t len)
 {
     if (len == 0 || len > HC_SHM_PREFETCH_MAX)

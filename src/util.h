@@ -50,7 +50,7 @@ static inline void hc_copy(void *d, const void *s, size_t n)
  * library copies 256 bytes with four unaligned 64-byte stores, each of
  * which splits two lines, so that a line can be taken back by the reader's
  * prefetch between its two stores and must be fetched again. */
-#define HC_COPY_LINES_MAX 512u
+#define HC_COPY_LINES_MAX 576u /* at least HC_SHM_TINY_MAX (coll/shm_util.h) */
 
 static inline void hc_copy_lines(void *d, const void *s, size_t n)
 {
