@@ -7,6 +7,7 @@
 
 #include <hccl/hccl.h>
 
+#include "../coll/shm_util.h"
 #include "cold.h"
 #include "log.h"
 #include "reduce.h"
@@ -264,6 +265,9 @@ static void reduce_multi(hc_exec_t *e, const hc_step_t *t)
         }
     }
 }
+
+/* a whole tiny message goes through hc_copy_lines */
+_Static_assert(HC_COPY_LINES_MAX >= HC_SHM_TINY_MAX, "HC_COPY_LINES_MAX below HC_SHM_TINY_MAX");
 
 static void run_local(hc_exec_t *e, const hc_step_t *t)
 {
