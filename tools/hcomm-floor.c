@@ -38,6 +38,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "stats.h"
+
 #define LINE 64 /* bytes: one flag per cache line */
 
 static double now_us(void)
@@ -73,26 +75,14 @@ static void wait_ge(volatile uint64_t *f, uint64_t v)
     }
 }
 
-static int cmp_d(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static double pct(const double *v, int n, double p)
-{
-    return v[(int)(p * (n - 1) + 0.5)];
-}
-
 /* slowest rank per iteration (rank 0 gets it), sorted */
 static void report(const char *what, double *t, int iters, int rank)
 {
     double *m = rank == 0 ? malloc(sizeof(double) * iters) : NULL;
     MPI_Reduce(t, m, iters, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
     if (rank == 0) {
-        qsort(m, iters, sizeof(double), cmp_d);
-        printf("%-34s %8.2f %8.2f %8.2f\n", what, pct(m, iters, 0.5), pct(m, iters, 0.1),
-               pct(m, iters, 0.9));
+        printf("%-34s %8.2f %8.2f %8.2f\n", what, hc_pct(m, iters, 0.5),
+               hc_pct_sorted(m, iters, 0.1), hc_pct_sorted(m, iters, 0.9));
         free(m);
     }
 }
@@ -107,7 +97,7 @@ int main(int argc, char **argv)
         if (opt == 'n')
             iters = atoi(optarg);
         else if (opt == 's')
-            spin = atoi(optarg) >= 0 ? atoi(optarg) : -1;
+            spin = atoi(optarg) < 0 ? -1 : atoi(optarg);
         else {
             if (rank == 0)
                 printf("usage: mpirun -np N hcomm-floor [-n ITERS] [-s SPIN]\n"

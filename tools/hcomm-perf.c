@@ -46,6 +46,8 @@
 #include <hccl/hccl.h>
 #include <hccl/hccl_mpi.h>
 
+#include "stats.h"
+
 extern char **environ;
 
 /* ------------------------------------------------------------------ tables */
@@ -707,15 +709,9 @@ static double one_call(ctx_t *c, int side, int checked, long long *wrong)
     return t;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 static double median(double *v, int n)
 {
-    qsort(v, (size_t)n, sizeof(double), cmp_double);
+    qsort(v, (size_t)n, sizeof(double), hc_cmp_double);
     return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 

@@ -31,18 +31,7 @@
 #include <string.h>
 #include <unistd.h>
 
-static int cmp_d(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static double pct(double *v, int n, double p)
-{
-    qsort(v, n, sizeof *v, cmp_d);
-    int i = (int)(p * (n - 1) + 0.5);
-    return v[i];
-}
+#include "stats.h"
 
 int main(int argc, char **argv)
 {
@@ -151,9 +140,9 @@ int main(int argc, char **argv)
         int cnt = k < 3 ? iters : cold;
         MPI_Reduce(k < 3 ? t[k] : tc, mx, cnt, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
         if (rank == 0) {
-            med[k] = pct(mx, cnt, 0.5) * 1e6;
-            p10[k] = pct(mx, cnt, 0.1) * 1e6;
-            p90[k] = pct(mx, cnt, 0.9) * 1e6;
+            med[k] = hc_pct(mx, cnt, 0.5) * 1e6;
+            p10[k] = hc_pct(mx, cnt, 0.1) * 1e6;
+            p90[k] = hc_pct(mx, cnt, 0.9) * 1e6;
         }
     }
     int tf = 0;

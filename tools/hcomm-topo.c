@@ -41,6 +41,7 @@
 #include "src/exec.h"
 #include "src/tune.h"
 #include "topo/topo.h"
+#include "tools/stats.h"
 
 static int g_rank, g_n;
 
@@ -281,11 +282,6 @@ static int run_sched(hc_comm_t *c, const hc_topo_view_t *v, const char *algo, fl
     return rc;
 }
 
-static int cmp_d(const void *x, const void *y)
-{
-    double a = *(const double *)x, b = *(const double *)y;
-    return a < b ? -1 : a > b;
-}
 
 static void bench(hc_comm_t *c, const char *sizes, int iters)
 {
@@ -341,7 +337,7 @@ static void bench(hc_comm_t *c, const char *sizes, int iters)
         if (g_rank == 0) {
             printf("  %-10s", tok);
             for (int k = 0; k < NV; k++) {
-                qsort(t + (size_t)k * iters, iters, sizeof(double), cmp_d);
+                qsort(t + (size_t)k * iters, iters, sizeof(double), hc_cmp_double);
                 printf(" %19.1f us", t[(size_t)k * iters + iters / 2] * 1e6);
             }
             char a[32], b2[32], d[32];

@@ -42,6 +42,7 @@
 #include "src/comm.h"
 #include "src/shm.h"
 #include "src/tune.h"
+#include "tools/stats.h"
 
 #define MAXC 16
 
@@ -109,11 +110,6 @@ static const hc_algo_t *would_run(HcclComm comm, hc_coll_t coll, uint64_t count)
     return hc_tune_select(c->tune, &a);
 }
 
-static int cmp_d(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
 
 static void fmt_size(uint64_t v, char *buf, size_t n)
 {
@@ -260,7 +256,7 @@ int main(int argc, char **argv)
                         printf(" %12s", "-");
                         continue;
                     }
-                    qsort(&t[k * iters], (size_t)iters, sizeof(double), cmp_d);
+                    qsort(&t[k * iters], (size_t)iters, sizeof(double), hc_cmp_double);
                     med[k] = t[k * iters + iters / 2];
                     printf(" %12.1f", med[k] * 1e6);
                     if (best < 0 || med[k] < med[best])
