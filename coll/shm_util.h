@@ -134,7 +134,7 @@ static inline void hc_shm_wait_others(hc_sched_t *s, uint64_t off, uint32_t valu
  * Up to 9 lines, a whole tiny message (2-rank AllReduce 512 B through a
  * data slot: 0.91 -> 0.77 us against 4 lines; 16 lines bounced between
  * the cores, docs/PERFORMANCE.md). */
-#define HC_SHM_PREFETCH_MAX 576u
+#define HC_SHM_PREFETCH_MAX (HC_SHM_TINY_LINES * HC_SHM_LINE)
 static inline void hc_shm_wait_prefetch(hc_sched_t *s, int32_t w, uint64_t off, uint64_t len)
 {
     if (len == 0 || len > HC_SHM_PREFETCH_MAX)
