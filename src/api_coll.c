@@ -17,7 +17,7 @@
 #include "stream.h"
 #include "util.h"
 
-int hc_api_check_comm_type(hc_comm_t *c, const char *fn, HcclDataType dt, size_t *esize)
+HC_HOT int hc_api_check_comm_type(hc_comm_t *c, const char *fn, HcclDataType dt, size_t *esize)
 {
     int rc = hc_comm_check(c, fn);
     if (rc != HCCL_SUCCESS)
@@ -34,7 +34,7 @@ int hc_api_check_comm_type(hc_comm_t *c, const char *fn, HcclDataType dt, size_t
     return HCCL_SUCCESS;
 }
 
-int hc_api_check_ptr(const char *fn, const char *what, const void *p, uint64_t count)
+HC_HOT int hc_api_check_ptr(const char *fn, const char *what, const void *p, uint64_t count)
 {
     if (p == NULL && count > 0) {
         HC_ERROR(HC_SUB_COLL, "%s: %s is NULL with count %llu", fn, what,
@@ -44,7 +44,7 @@ int hc_api_check_ptr(const char *fn, const char *what, const void *p, uint64_t c
     return HCCL_SUCCESS;
 }
 
-static int check_op(const char *fn, HcclDataType dt, HcclReduceOp op)
+HC_HOT static int check_op(const char *fn, HcclDataType dt, HcclReduceOp op)
 {
     int rc = hc_reduce_check(dt, op);
     if (rc == HCCL_E_PARA)
@@ -55,7 +55,7 @@ static int check_op(const char *fn, HcclDataType dt, HcclReduceOp op)
     return rc;
 }
 
-static int check_root(const char *fn, const char *what, uint32_t root, const hc_comm_t *c)
+HC_HOT static int check_root(const char *fn, const char *what, uint32_t root, const hc_comm_t *c)
 {
     if (root >= c->nranks) {
         HC_ERROR(HC_SUB_COLL, "%s: %s %u is out of range (communicator %s has %u ranks)", fn,
@@ -90,7 +90,7 @@ static int bad_overlap(const char *fn)
     return HCCL_E_PARA;
 }
 
-static void entry_log(const hc_comm_t *c, const char *fn, uint64_t count, HcclDataType dt,
+HC_HOT static void entry_log(const hc_comm_t *c, const char *fn, uint64_t count, HcclDataType dt,
                       int op, int root)
 {
     if (c->cfg->entry_log && HC_LOG_ON(HC_LOG_INFO, HC_SUB_COLL))
@@ -102,7 +102,7 @@ static void entry_log(const hc_comm_t *c, const char *fn, uint64_t count, HcclDa
 
 /* Queue in the open group, run blocking, or enqueue on the stream (the
  * arguments are all checked by now: nothing is enqueued on an error). */
-static int dispatch(hc_comm_t *c, hc_op_t *op, void *stream)
+HC_HOT static int dispatch(hc_comm_t *c, hc_op_t *op, void *stream)
 {
     int rc = hc_stream_check(stream, op->api);
     if (rc != HCCL_SUCCESS)
@@ -122,7 +122,7 @@ static int dispatch(hc_comm_t *c, hc_op_t *op, void *stream)
             return (HcclResult)rc_; \
     } while (0)
 
-HcclResult HcclAllReduce(void *sendBuf, void *recvBuf, uint64_t count, HcclDataType dataType,
+HC_HOT HcclResult HcclAllReduce(void *sendBuf, void *recvBuf, uint64_t count, HcclDataType dataType,
                          HcclReduceOp op, HcclComm comm, void *stream)
 {
     static const char fn[] = "HcclAllReduce";
@@ -145,7 +145,7 @@ HcclResult HcclAllReduce(void *sendBuf, void *recvBuf, uint64_t count, HcclDataT
     return dispatch(c, &o, stream);
 }
 
-HcclResult HcclBroadcast(void *buf, uint64_t count, HcclDataType dataType, uint32_t root,
+HC_HOT HcclResult HcclBroadcast(void *buf, uint64_t count, HcclDataType dataType, uint32_t root,
                          HcclComm comm, void *stream)
 {
     static const char fn[] = "HcclBroadcast";
@@ -165,7 +165,7 @@ HcclResult HcclBroadcast(void *buf, uint64_t count, HcclDataType dataType, uint3
     return dispatch(c, &o, stream);
 }
 
-HcclResult HcclReduce(void *sendBuf, void *recvBuf, uint64_t count, HcclDataType dataType,
+HC_HOT HcclResult HcclReduce(void *sendBuf, void *recvBuf, uint64_t count, HcclDataType dataType,
                       HcclReduceOp op, uint32_t root, HcclComm comm, void *stream)
 {
     static const char fn[] = "HcclReduce";
@@ -192,7 +192,7 @@ HcclResult HcclReduce(void *sendBuf, void *recvBuf, uint64_t count, HcclDataType
     return dispatch(c, &o, stream);
 }
 
-HcclResult HcclReduceScatter(void *sendBuf, void *recvBuf, uint64_t recvCount,
+HC_HOT HcclResult HcclReduceScatter(void *sendBuf, void *recvBuf, uint64_t recvCount,
                              HcclDataType dataType, HcclReduceOp op, HcclComm comm,
                              void *stream)
 {
@@ -217,7 +217,7 @@ HcclResult HcclReduceScatter(void *sendBuf, void *recvBuf, uint64_t recvCount,
     return dispatch(c, &o, stream);
 }
 
-HcclResult HcclAllGather(void *sendBuf, void *recvBuf, uint64_t sendCount,
+HC_HOT HcclResult HcclAllGather(void *sendBuf, void *recvBuf, uint64_t sendCount,
                          HcclDataType dataType, HcclComm comm, void *stream)
 {
     static const char fn[] = "HcclAllGather";
@@ -241,7 +241,7 @@ HcclResult HcclAllGather(void *sendBuf, void *recvBuf, uint64_t sendCount,
     return dispatch(c, &o, stream);
 }
 
-HcclResult HcclScatter(void *sendBuf, void *recvBuf, uint64_t recvCount, HcclDataType dataType,
+HC_HOT HcclResult HcclScatter(void *sendBuf, void *recvBuf, uint64_t recvCount, HcclDataType dataType,
                        uint32_t root, HcclComm comm, void *stream)
 {
     static const char fn[] = "HcclScatter";
@@ -281,7 +281,7 @@ static int check_same_type(const char *fn, HcclDataType s, HcclDataType r)
     return HCCL_SUCCESS;
 }
 
-HcclResult HcclAlltoAll(const void *sendBuf, uint64_t sendCount, HcclDataType sendType,
+HC_HOT HcclResult HcclAlltoAll(const void *sendBuf, uint64_t sendCount, HcclDataType sendType,
                         const void *recvBuf, uint64_t recvCount, HcclDataType recvType,
                         HcclComm comm, void *stream)
 {
@@ -349,7 +349,7 @@ HcclResult HcclAlltoAllV(const void *sendBuf, const void *sendCounts, const void
     return dispatch(c, &o, stream);
 }
 
-HcclResult HcclBarrier(HcclComm comm, void *stream)
+HC_HOT HcclResult HcclBarrier(HcclComm comm, void *stream)
 {
     static const char fn[] = "HcclBarrier";
     hc_comm_t *c = comm;

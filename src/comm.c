@@ -35,7 +35,7 @@ static double now_s(void)
     return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
-int hc_comm_check(const hc_comm_t *c, const char *fn)
+HC_HOT int hc_comm_check(const hc_comm_t *c, const char *fn)
 {
     if (c == NULL) {
         HC_ERROR(HC_SUB_COLL, "%s: comm is NULL", fn);
@@ -318,7 +318,7 @@ static int comm_finish(hc_comm_t *c, uint32_t rank, uint32_t nranks, const uint3
  * itself (the model is rebuilt from the cards: several us), so
  * hc_comm_create_map leaves them to the first operation; a communicator
  * that never runs needs neither. Same cards, same result on every rank. */
-int hc_comm_topo(hc_comm_t *c)
+HC_HOT int hc_comm_topo(hc_comm_t *c)
 {
     static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
     if (__atomic_load_n(&c->topo, __ATOMIC_ACQUIRE) != NULL)
@@ -477,7 +477,7 @@ void hc_comm_destroy(hc_comm_t *c)
     free(c);
 }
 
-uint32_t hc_comm_next_seq(hc_comm_t *c)
+HC_HOT uint32_t hc_comm_next_seq(hc_comm_t *c)
 {
     uint32_t s = c->seq;
     if (c->streams) { /* a queued stream operation may still hold this value */
@@ -576,7 +576,7 @@ static unsigned spin_polls(const hc_comm_t *c, int local)
     return local ? HC_SPIN_LOCAL : HC_SPIN_BEFORE_YIELD;
 }
 
-int hc_comm_wait(hc_comm_t *c, hc_exec_t *const *ex, uint32_t n, const char *what)
+HC_HOT int hc_comm_wait(hc_comm_t *c, hc_exec_t *const *ex, uint32_t n, const char *what)
 {
     hc_context_t *ctx = c->ctx;
     double timeout = c->cfg->exec_timeout, start = 0;
@@ -873,7 +873,7 @@ fail:
 /* Once a communicator has had stream operations, its operations begin in
  * program order (their turn, src/stream.h): what begin decides (shared
  * staging epochs, src/shm.h) is then the same on every rank. */
-int hc_op_begin(hc_comm_t *c, const hc_op_t *op_in, hc_running_t *r)
+HC_HOT int hc_op_begin(hc_comm_t *c, const hc_op_t *op_in, hc_running_t *r)
 {
     uint64_t ticket = op_in->has_seq ? op_in->ticket : HC_NO_TICKET;
     uint32_t seq = op_in->has_seq ? op_in->seq : hc_comm_next_seq(c);
@@ -885,7 +885,7 @@ int hc_op_begin(hc_comm_t *c, const hc_op_t *op_in, hc_running_t *r)
     return rc;
 }
 
-void hc_op_end(hc_running_t *r, int rc)
+HC_HOT void hc_op_end(hc_running_t *r, int rc)
 {
     hc_comm_t *c = r->c;
     const hc_trace_op_t *tr = r->e.trace;
@@ -916,7 +916,7 @@ void hc_op_end(hc_running_t *r, int rc)
         hc_trace_op_end(tr, rc);
 }
 
-void hc_op_init(hc_op_t *op, const char *api, hc_coll_t coll, uint64_t count, HcclDataType dt,
+HC_HOT void hc_op_init(hc_op_t *op, const char *api, hc_coll_t coll, uint64_t count, HcclDataType dt,
                 size_t esize, HcclReduceOp rop, void *send, void *recv)
 {
     hc_zero(op, sizeof(*op)); /* not an inlined rep stos (src/util.h) */
@@ -931,7 +931,7 @@ void hc_op_init(hc_op_t *op, const char *api, hc_coll_t coll, uint64_t count, Hc
     op->recv = recv;
 }
 
-int hc_comm_run(hc_comm_t *c, const hc_op_t *op)
+HC_HOT int hc_comm_run(hc_comm_t *c, const hc_op_t *op)
 {
     hc_running_t r;
     int rc = hc_op_begin(c, op, &r);

@@ -18,6 +18,7 @@
 #include "stream.h"
 #include "trace.h"
 #include "transport_ucx.h"
+#include "util.h"
 #include "../topo/topo.h"
 
 static pthread_mutex_t g_ctx_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -185,7 +186,7 @@ ucp_ep_h hc_ctx_ep(hc_context_t *ctx, uint32_t peer, int *rc)
 typedef hc_tmpbuf_t tmp_hdr_t;
 #define TMP_HDR 64
 
-void *hc_ctx_tmp_get(hc_context_t *ctx, size_t size, int *rc)
+HC_HOT void *hc_ctx_tmp_get(hc_context_t *ctx, size_t size, int *rc)
 {
     *rc = HCCL_SUCCESS;
     if (size == 0)
@@ -228,7 +229,7 @@ void *hc_ctx_tmp_get(hc_context_t *ctx, size_t size, int *rc)
     return (char *)m + TMP_HDR;
 }
 
-void hc_ctx_tmp_put(hc_context_t *ctx, void *ptr)
+HC_HOT void hc_ctx_tmp_put(hc_context_t *ctx, void *ptr)
 {
     if (ptr == NULL)
         return;

@@ -39,7 +39,7 @@ static size_t al8(size_t v)
     return (v + 7) & ~(size_t)7;
 }
 
-size_t hc_exec_ws_size(const hc_sched_t *s)
+HC_HOT size_t hc_exec_ws_size(const hc_sched_t *s)
 {
     size_t n = s->nsteps;
     if (n == 0)
@@ -48,7 +48,7 @@ size_t hc_exec_ws_size(const hc_sched_t *s)
            al8((n + 1) * 4) + al8((size_t)s->ndeps * 4) + 3 * al8(n * 4);
 }
 
-int hc_exec_start(hc_exec_t *e, const hc_sched_t *s, void *const bufs[HC_NBUFS],
+HC_HOT int hc_exec_start(hc_exec_t *e, const hc_sched_t *s, void *const bufs[HC_NBUFS],
                   const hc_transport_ops_t *tp, void *tctx, uint32_t rank,
                   uint32_t comm_id, uint32_t seq, HcclDataType dtype, HcclReduceOp op,
                   void *ws)
@@ -144,7 +144,7 @@ static inline char *ptr(const hc_exec_t *e, hc_loc_t l)
     return (l.buf == HC_BUF_PEER ? e->half[l.peer] : e->base[l.buf]) + loc_off(e, l);
 }
 
-void hc_exec_bind_shm(hc_exec_t *e, const hc_shm_bind_t *b)
+HC_HOT void hc_exec_bind_shm(hc_exec_t *e, const hc_shm_bind_t *b)
 {
     e->half = b->half;
     e->nranks = b->nranks;
@@ -172,7 +172,7 @@ static inline uint64_t flag_of(const hc_exec_t *e, uint32_t q, hc_loc_t l)
 
 /* A WAIT on every rank keeps the rank it is at in x->peer (so a dead
  * peer is named, and satisfied flags are not read again). */
-static inline int wait_done(const hc_exec_t *e, const hc_step_t *t, hc_xfer_t *x)
+HC_HOT static inline int wait_done(const hc_exec_t *e, const hc_step_t *t, hc_xfer_t *x)
 {
     const int done_flags = t->a.off == HC_SEG_DONE && !t->a.ring && t->peer == HC_PEERS_ALL;
     /* every rank was past e-2 when our previous operation saw its flag */
@@ -238,7 +238,7 @@ static int cold_streams(hc_exec_t *e, uint64_t t0, size_t head)
 
 /* One pass over memory, in batches of at most 64 sources on the stack:
  * dst = (dst op ...) continues the same left fold. */
-static void reduce_multi(hc_exec_t *e, const hc_step_t *t)
+HC_HOT static void reduce_multi(hc_exec_t *e, const hc_step_t *t)
 {
     enum { BATCH = 64 };
     const void *src[BATCH];
@@ -269,7 +269,7 @@ static void reduce_multi(hc_exec_t *e, const hc_step_t *t)
 /* a whole tiny message goes through hc_copy_lines */
 _Static_assert(HC_COPY_LINES_MAX >= HC_SHM_TINY_MAX, "HC_COPY_LINES_MAX below HC_SHM_TINY_MAX");
 
-static void run_local(hc_exec_t *e, const hc_step_t *t)
+HC_HOT static void run_local(hc_exec_t *e, const hc_step_t *t)
 {
     switch (t->kind) {
     case HC_STEP_REDUCE:
@@ -420,7 +420,7 @@ int hc_exec_set_iov(hc_exec_t *e, const hc_iov_t *iov, uint32_t niov)
 }
 
 /* Step i is done: release its dependents. */
-static void complete(hc_exec_t *e, uint32_t i)
+HC_HOT static void complete(hc_exec_t *e, uint32_t i)
 {
     e->st[i] = HC_ST_DONE;
     if (e->trace)
@@ -517,7 +517,7 @@ static int issue(hc_exec_t *e, uint32_t i)
     return HCCL_SUCCESS;
 }
 
-int hc_exec_progress(hc_exec_t *e)
+HC_HOT int hc_exec_progress(hc_exec_t *e)
 {
     if (e->status != HCCL_E_AGAIN)
         return e->status;

@@ -27,6 +27,7 @@
 #include "log.h"
 #include "reduce.h"
 #include "stream.h"
+#include "util.h"
 
 typedef hc_gitem_t gitem_t;
 
@@ -41,7 +42,7 @@ typedef struct {
 
 static __thread gstate_t g;
 
-int hc_group_active(void)
+HC_HOT int hc_group_active(void)
 {
     return g.depth > 0;
 }

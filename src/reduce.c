@@ -75,7 +75,7 @@ typedef void (*hc_multi_fn)(void *dst, const void *const *src, size_t nsrc, size
 
 /* ------------------------------------------------------------ type names */
 
-size_t hc_dtype_size(HcclDataType t)
+HC_HOT size_t hc_dtype_size(HcclDataType t)
 {
     switch (t) {
     case HCCL_DATA_TYPE_INT8: case HCCL_DATA_TYPE_UINT8:
@@ -135,7 +135,7 @@ int hc_dtype_is_float(HcclDataType t)
            t == HCCL_DATA_TYPE_FP32 || t == HCCL_DATA_TYPE_FP64;
 }
 
-int hc_reduce_check(HcclDataType t, HcclReduceOp op)
+HC_HOT int hc_reduce_check(HcclDataType t, HcclReduceOp op)
 {
     if (hc_dtype_size(t) == 0 || (unsigned)op >= HC_NOPS)
         return HCCL_E_PARA;
@@ -768,7 +768,7 @@ static inline int hc_isa_for(size_t bytes)
     return bytes < HC_WIDE_MIN_BYTES && isa > HC_ISA_AVX2 ? HC_ISA_AVX2 : isa;
 }
 
-void hc_reduce(void *dst, const void *a, const void *b, size_t count, HcclDataType t,
+HC_HOT void hc_reduce(void *dst, const void *a, const void *b, size_t count, HcclDataType t,
                HcclReduceOp op)
 {
     if ((unsigned)t >= HC_NTYPES || (unsigned)op >= HC_NOPS || count == 0)
@@ -778,7 +778,7 @@ void hc_reduce(void *dst, const void *a, const void *b, size_t count, HcclDataTy
         fn(dst, a, b, count);
 }
 
-void hc_reduce_multi(void *dst, const void *const *src, size_t nsrc, size_t count,
+HC_HOT void hc_reduce_multi(void *dst, const void *const *src, size_t nsrc, size_t count,
                      HcclDataType t, HcclReduceOp op)
 {
     if ((unsigned)t >= HC_NTYPES || (unsigned)op >= HC_NOPS || nsrc == 0 || count == 0)

@@ -11,6 +11,7 @@
 
 #include "elastic.h"
 #include "log.h"
+#include "util.h"
 
 enum { SLOT_FRESH = 0, SLOT_FREE, SLOT_USED, SLOT_HELD };
 
@@ -422,7 +423,7 @@ void hc_shm_comm_release(hc_comm_t *c)
 
 /* ---- operations ------------------------------------------------------- */
 
-void hc_shm_bind(hc_comm_t *c, hc_exec_t *e)
+HC_HOT void hc_shm_bind(hc_comm_t *c, hc_exec_t *e)
 {
     hc_shm_comm_t *sh = c->shm;
     /* Begins of one communicator are ordered (program order, or their turn
@@ -439,7 +440,7 @@ void hc_shm_bind(hc_comm_t *c, hc_exec_t *e)
     hc_exec_bind_shm(e, &b);
 }
 
-void hc_shm_op_end(hc_comm_t *c, const hc_exec_t *e)
+HC_HOT void hc_shm_op_end(hc_comm_t *c, const hc_exec_t *e)
 {
     hc_shm_comm_t *sh = c->shm;
     if (sh == NULL)

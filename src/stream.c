@@ -75,6 +75,7 @@
 #include "gpu.h"
 #include "log.h"
 #include "shm.h"
+#include "util.h"
 
 /* Passes without any event before the progress thread sleeps on the
  * worker's event fd. It does not spin longer: while it drives, the
@@ -205,7 +206,7 @@ HcclResult HcclStreamCreateFromCuda(HcclStream *stream, void *cudaStream)
 #endif
 }
 
-int hc_stream_check(void *stream, const char *fn)
+HC_HOT int hc_stream_check(void *stream, const char *fn)
 {
     if (stream == NULL)
         return HCCL_SUCCESS;
@@ -876,18 +877,18 @@ void hc_stream_note_ticket(hc_comm_t *c)
     c->streams->last_ticket = c->streams->next_ticket++;
 }
 
-uint64_t hc_stream_last_ticket(hc_comm_t *c)
+HC_HOT uint64_t hc_stream_last_ticket(hc_comm_t *c)
 {
     return c->streams ? c->streams->last_ticket : HC_NO_TICKET;
 }
 
-int hc_stream_turn(hc_comm_t *c, uint64_t ticket)
+HC_HOT int hc_stream_turn(hc_comm_t *c, uint64_t ticket)
 {
     return ticket == HC_NO_TICKET || c->streams == NULL ||
            __atomic_load_n(&c->streams->begun, __ATOMIC_ACQUIRE) == ticket;
 }
 
-void hc_stream_begun(hc_comm_t *c, uint64_t ticket)
+HC_HOT void hc_stream_begun(hc_comm_t *c, uint64_t ticket)
 {
     if (ticket == HC_NO_TICKET || c->streams == NULL)
         return;
@@ -916,7 +917,7 @@ static int turn_come(void *p)
     return hc_stream_turn(a->c, a->ticket);
 }
 
-void hc_stream_wait_turn(hc_comm_t *c, uint64_t ticket)
+HC_HOT void hc_stream_wait_turn(hc_comm_t *c, uint64_t ticket)
 {
     if (hc_stream_turn(c, ticket))
         return;
