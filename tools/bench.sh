@@ -342,6 +342,20 @@ mpiver=$($mpirun --version 2>/dev/null | head -n 1)
         [ -n "$l" ] && lat="$lat${lat:+, }$([ "$runs" -gt 1 ] && echo "run $k: ")$l"
     done
     [ -n "$lat" ] && echo "- core-to-core latency (ns one way, hcomm-perf's cache-line ping-pong; on this VM it moves between runs, and every time with it): $lat"
+    # and the vCPU speed: hcomm-perf's ns per step of a dependent chain,
+    # fastest-slowest over each round's runs and local ranks
+    spd=
+    k=0
+    while [ $k -lt "$runs" ]; do
+        k=$((k + 1))
+        if [ "$runs" -gt 1 ]; then pat="*.r$k.json"; else pat="*.json"; fi
+        # shellcheck disable=SC2086 # the glob is meant to expand
+        l=$(cat $out/np$pat 2>/dev/null | awk '/"cpu_step_ns":/ { gsub(/[][,]/, " ")
+                for (i = 2; i <= NF; i++) { v = $i + 0; if (n++ == 0 || v < lo) lo = v; if (v > hi) hi = v } }
+            END { if (n) printf "%.2f-%.2f", lo, hi }')
+        [ -n "$l" ] && spd="$spd${spd:+, }$([ "$runs" -gt 1 ] && echo "run $k: ")$l"
+    done
+    [ -n "$spd" ] && echo "- vCPU speed (ns per step of a dependent multiply-add chain, each local rank alone, fastest-slowest; a wide spread means the host slowed a vCPU, and the slowest rank's times with it): $spd"
     echo
     echo "time: median over iterations of the slowest rank, µs. ratio = MPI time /"
     echo "hcomm time in the same run (> 1: hcomm faster).$([ "$runs" -gt 1 ] && echo " Every setting ran $runs times (interleaved): a time is the median over the runs, a ratio the median of the runs' ratios (each within one run; the range is in the JSON files).") \"vs best\" = the smallest"

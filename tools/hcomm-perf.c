@@ -174,6 +174,9 @@ typedef struct {
     int sum_k, sum_lo;       /* check value ranges */
     double *times[2];
     double line_ns;          /* core-to-core cache-line latency; 0: not measured */
+    int nstep;               /* local ranks of world rank 0's node with a step time */
+    double *step_ns;         /* [nstep]: vCPU speed of each (step_ns_of) */
+    int *step_cpu;           /* [nstep]: the CPU it ran on */
 } ctx_t;
 
 enum { SIDE_HC = 0, SIDE_MPI = 1 };
@@ -228,6 +231,40 @@ static double line_latency_ns(MPI_Comm local_comm, int lrank, int local, long co
     MPI_Barrier(local_comm);
     MPI_Win_free(&win);
     return t;
+}
+
+/* The machine's state in this run, 2: how fast each local rank's vCPU runs
+ * plain code, in ns per step of a dependent multiply-add chain (the best of
+ * three runs of 2 million steps, ~1 ms each), every local rank alone while
+ * the others wait in a barrier, and the CPU it ran on. On a VM a vCPU can
+ * run such code several times slower than another for minutes (the host
+ * runs something beside it; 2.3-2.7x seen here, docs/PERFORMANCE.md), and
+ * the slowest rank, whose time hcomm-perf reports, is then usually the one
+ * on it. Local rank 0 gets every rank's result. */
+static void step_ns_of(MPI_Comm local_comm, int lrank, int local, double *ns, int *cpu)
+{
+    enum { STEPS = 2000000, REPS = 3 };
+    double mine = 0;
+    int mycpu = -1;
+    for (int r = 0; r < local; r++) {
+        MPI_Barrier(local_comm);
+        if (r != lrank)
+            continue;
+        for (int k = 0; k < REPS; k++) {
+            uint64_t x = 1;
+            double t0 = now_us();
+            for (int i = 0; i < STEPS; i++) {
+                x = x * 3 + 1;
+                __asm__ volatile("" : "+r"(x)); /* one step after the other */
+            }
+            double t = (now_us() - t0) * 1e3 / STEPS;
+            if (k == 0 || t < mine)
+                mine = t;
+        }
+        mycpu = sched_getcpu();
+    }
+    MPI_Gather(&mine, 1, MPI_DOUBLE, ns, 1, MPI_DOUBLE, 0, local_comm);
+    MPI_Gather(&mycpu, 1, MPI_INT, cpu, 1, MPI_INT, 0, local_comm);
 }
 
 static const char *op_name(HcclReduceOp op)
@@ -929,7 +966,10 @@ static void usage(FILE *f)
 "Before the sizes, local ranks 0 and 1 time a cache-line ping-pong (not with\n"
 "more ranks on the node than cores): the header's core-to-core latency\n"
 "(JSON line_latency_ns). On a VM it changes with where the host runs the\n"
-"vCPUs, and small-message times and cross-core bandwidth change with it.\n");
+"vCPUs, and small-message times and cross-core bandwidth change with it.\n"
+"Then every local rank alone times a dependent multiply-add chain: the header's\n"
+"vCPU speed, ns per step and the CPU (JSON cpu_step_ns, cpu_of_rank); a vCPU\n"
+"that the host slows shows there, and the slowest rank is usually on it.\n");
 }
 
 static int parse_size(const char *s, uint64_t *out)
@@ -1119,6 +1159,13 @@ static void print_header(const ctx_t *c, int argc, char **argv, int nodes, int l
         printf("# core-to-core latency: %.0f ns one way (cache-line ping-pong of local ranks 0 "
                "and 1; on a VM it varies between runs with where the host runs them)\n",
                c->line_ns);
+    if (c->nstep > 0) {
+        printf("# vCPU speed: ns per step of a dependent multiply-add chain, each local rank "
+               "alone (cpu):");
+        for (int r = 0; r < c->nstep; r++)
+            printf(" %.2f (%d)", c->step_ns[r], c->step_cpu[r]);
+        printf("\n");
+    }
     if (c->with_mpi) {
         printf("# -M: %s", colls[c->coll].mpi_call);
         if (!c->mpi_ok)
@@ -1204,6 +1251,15 @@ static void write_json(const ctx_t *c, const char *path, int argc, char **argv, 
             c->n, nodes, local, cores, local > cores ? "true" : "false");
     if (c->line_ns > 0)
         fprintf(f, "  \"line_latency_ns\": %.1f,\n", c->line_ns);
+    if (c->nstep > 0) {
+        fprintf(f, "  \"cpu_step_ns\": [");
+        for (int r = 0; r < c->nstep; r++)
+            fprintf(f, "%s%.3f", r ? ", " : "", c->step_ns[r]);
+        fprintf(f, "],\n  \"cpu_of_rank\": [");
+        for (int r = 0; r < c->nstep; r++)
+            fprintf(f, "%s%d", r ? ", " : "", c->step_cpu[r]);
+        fprintf(f, "],\n");
+    }
     fprintf(f, "  \"collective\": \"%s\",\n  \"op\": \"%s\",\n  \"dtype\": \"%s\",\n"
                "  \"root\": %d,\n  \"in_place\": %d,\n  \"algorithm\": ",
             colls[c->coll].name, colls[c->coll].reducing ? op_name(c->op) : "none",
@@ -1292,6 +1348,14 @@ int main(int argc, char **argv)
     /* world rank 0 is local rank 0 of its node (split_type keeps the order) */
     c->line_ns = line_latency_ns(local_comm, lrank, local, cores);
     MPI_Bcast(&c->line_ns, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+    c->nstep = c->rank == 0 ? local : 0;
+    c->step_ns = malloc(sizeof(double) * local);
+    c->step_cpu = malloc(sizeof(int) * local);
+    if (c->step_ns == NULL || c->step_cpu == NULL) {
+        fprintf(stderr, "hcomm-perf: out of memory\n");
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    step_ns_of(local_comm, lrank, local, c->step_ns, c->step_cpu);
     MPI_Comm_free(&local_comm);
     char mpilib[MPI_MAX_LIBRARY_VERSION_STRING];
     int mlen;
@@ -1411,6 +1475,8 @@ int main(int argc, char **argv)
     free(rows);
     free(c->times[0]);
     free(c->times[1]);
+    free(c->step_ns);
+    free(c->step_cpu);
     free(sb);
     free(rb);
     MPI_Finalize();

@@ -4,13 +4,14 @@
 #     rank 1): exit 0, "#wrong" 0 on every row, a JSON result per size with
 #     the MPI time, the ratio and (for -R) the memcpy reference; the
 #     core-to-core latency (header and JSON) exactly when the ranks do not
-#     outnumber the cores;
+#     outnumber the cores; the vCPU speed of both ranks (header and JSON);
 #   - hcomm-perf with a bad collective name fails (exit != 0);
 #   - tools/bench.sh --quick on 2 ranks (two collectives, one setting):
 #     exit 0, a report with its summary and per-size tables, status 0;
 #   - tools/bench.sh --report-only over two made-up runs at 60 and 300 ns
 #     core-to-core latency: the medians and the table of the runs split by
-#     latency, with the values worked out by hand;
+#     latency, with the values worked out by hand, and each run's vCPU
+#     speed range;
 #   - hcomm-floor on 2 and 3 ranks: exit 0, a positive median between the
 #     10th and 90th percentiles for "all",
 #     "root" and MPI_Barrier, the sched_yield hand-over exactly when the
@@ -74,6 +75,13 @@ latency_ok() {
 }
 why=$(latency_ok "$tmp/ar.txt" "$tmp/ar.json" 2)
 [ -z "$why" ] || fail "allreduce: $why"
+# the vCPU speed: one positive step time and a CPU number per local rank
+grep -q '^# vCPU speed: .*alone (cpu): [0-9.]* ([0-9]*) [0-9.]* ([0-9]*)$' "$tmp/ar.txt" ||
+    fail "allreduce: no vCPU speed line with two ranks in the header"
+awk '/"cpu_step_ns":/ { gsub(/[][,]/, " "); for (i = 2; i <= NF; i++) if ($i + 0 > 0) n++ }
+     END { exit n != 2 }' "$tmp/ar.json" || fail "allreduce JSON: cpu_step_ns not two positive values"
+awk '/"cpu_of_rank":/ { gsub(/[][,]/, " "); for (i = 2; i <= NF; i++) if ($i ~ /^[0-9]+$/) n++ }
+     END { exit n != 2 }' "$tmp/ar.json" || fail "allreduce JSON: cpu_of_rank not two CPU numbers"
 
 echo "=== hcomm-perf -C broadcast -r 1 -M on 3 ranks"
 sh "$here/mpirun.sh" 3 "$perf" -C broadcast -r 1 -b 8 -e 256K -f 8 -n 5 -w 1 -T 0.2 -M \
@@ -115,7 +123,8 @@ else
 fi
 
 echo "=== tools/bench.sh --report-only, runs at two latencies"
-# fake_run FILE LATENCY RATIO8 RATIO16: an hcomm-perf JSON of two sizes
+# fake_run FILE LATENCY RATIO8 RATIO16 STEP0 STEP1: an hcomm-perf JSON of two
+# sizes, with the step times of two local ranks
 fake_run() {
     cat >"$1" <<EOF
 {
@@ -123,6 +132,8 @@ fake_run() {
   "command": ["hcomm-perf"],
   "nranks": 2,
   "line_latency_ns": $2,
+  "cpu_step_ns": [$5, $6],
+  "cpu_of_rank": [0, 1],
   "collective": "allreduce",
   "results": [
     {"size": 8, "count": 2, "iters": 10, "warmup": 1, "time_us": 1.000, "algbw": 0.0080, "busbw": 0.0080, "wrong": 0, "mpi_time_us": $3, "mpi_busbw": 0.0040, "ratio": $3, "mpi_wrong": 0},
@@ -134,8 +145,8 @@ EOF
 }
 ro=$tmp/ro
 mkdir -p "$ro"
-fake_run "$ro/np2-default-allreduce.r1.json" 60.0 2.0 0.5
-fake_run "$ro/np2-default-allreduce.r2.json" 300.0 1.5 1.5
+fake_run "$ro/np2-default-allreduce.r1.json" 60.0 2.0 0.5 0.600 0.550
+fake_run "$ro/np2-default-allreduce.r2.json" 300.0 1.5 1.5 0.560 1.400
 printf 'np2-default-allreduce.r1 0\nnp2-default-allreduce.r2 0\n' >"$ro/status.txt"
 echo "mpirun -np 2 hcomm-perf (made up)" >"$ro/commands.txt"
 sh "$top_srcdir/tools/bench.sh" --report-only --runs 2 --np 2 --colls allreduce \
@@ -148,6 +159,8 @@ row='| np2-default-allreduce | 1 (60) | 1.000 | 0.500 (16 B) | 1 (300) | 1.500 |
 grep -qF "$row" "$ro/report.md" || fail "report-only: no latency row '$row'"
 grep -q '^- core-to-core latency .*run 1: 60-60, run 2: 300-300' "$ro/report.md" ||
     fail "report-only: no per-run latency line"
+grep -q '^- vCPU speed .*: run 1: 0.55-0.60, run 2: 0.56-1.40$' "$ro/report.md" ||
+    fail "report-only: no per-run vCPU speed line"
 # the medians over the two runs: ratio (2.0 + 1.5) / 2 at 8 B
 grep -q '^| 8 B | 1.00 | 1.75 | 1.750 |' "$ro/report.md" || fail "report-only: 8 B median row"
 floor=$top_builddir/tools/hcomm-floor
