@@ -355,7 +355,7 @@ mpiver=$($mpirun --version 2>/dev/null | head -n 1)
             END { if (n) printf "%.2f-%.2f", lo, hi }')
         [ -n "$l" ] && spd="$spd${spd:+, }$([ "$runs" -gt 1 ] && echo "run $k: ")$l"
     done
-    [ -n "$spd" ] && echo "- vCPU speed (ns per step of a dependent multiply-add chain, each local rank alone, fastest-slowest; a wide spread means the host slowed a vCPU, and the slowest rank's times with it): $spd"
+    [ -n "$spd" ] && echo "- vCPU speed (ns per step of a chain of additions through memory, each local rank alone, fastest-slowest; a wide spread means the host slowed a vCPU, and the slowest rank's times with it): $spd"
     echo
     echo "time: median over iterations of the slowest rank, µs. ratio = MPI time /"
     echo "hcomm time in the same run (> 1: hcomm faster).$([ "$runs" -gt 1 ] && echo " Every setting ran $runs times (interleaved): a time is the median over the runs, a ratio the median of the runs' ratios (each within one run; the range is in the JSON files).") \"vs best\" = the smallest"

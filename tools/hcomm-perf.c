@@ -234,13 +234,16 @@ static double line_latency_ns(MPI_Comm local_comm, int lrank, int local, long co
 }
 
 /* The machine's state in this run, 2: how fast each local rank's vCPU runs
- * plain code, in ns per step of a dependent multiply-add chain (the best of
- * three runs of 2 million steps, ~1 ms each), every local rank alone while
- * the others wait in a barrier, and the CPU it ran on. On a VM a vCPU can
- * run such code several times slower than another for minutes (the host
- * runs something beside it; 2.3-2.7x seen here, docs/PERFORMANCE.md), and
- * the slowest rank, whose time hcomm-perf reports, is then usually the one
- * on it. Local rank 0 gets every rank's result. */
+ * plain code, in ns per step of a chain of additions through memory (each
+ * step loads what the one before stored: the store-to-load path that
+ * every bookkeeping line of a small call uses), the best of three runs of
+ * 2 million steps (~1 ms each), every local rank alone while the others
+ * wait in a barrier, and the CPU it ran on. On a VM a vCPU can run such
+ * code several times slower than another for minutes (the host runs
+ * something beside it; 2.7x seen here, while a chain in registers ran at
+ * the same speed on both: docs/PERFORMANCE.md), and the slowest rank,
+ * whose time hcomm-perf reports, is then usually the one on it. Local rank
+ * 0 gets every rank's result. */
 static void step_ns_of(MPI_Comm local_comm, int lrank, int local, double *ns, int *cpu)
 {
     enum { STEPS = 2000000, REPS = 3 };
@@ -251,12 +254,10 @@ static void step_ns_of(MPI_Comm local_comm, int lrank, int local, double *ns, in
         if (r != lrank)
             continue;
         for (int k = 0; k < REPS; k++) {
-            uint64_t x = 1;
+            volatile uint64_t x = 1; /* in memory: a load and a store per step */
             double t0 = now_us();
-            for (int i = 0; i < STEPS; i++) {
-                x = x * 3 + 1;
-                __asm__ volatile("" : "+r"(x)); /* one step after the other */
-            }
+            for (int i = 0; i < STEPS; i++)
+                x += (uint64_t)i;
             double t = (now_us() - t0) * 1e3 / STEPS;
             if (k == 0 || t < mine)
                 mine = t;
@@ -967,9 +968,9 @@ static void usage(FILE *f)
 "more ranks on the node than cores): the header's core-to-core latency\n"
 "(JSON line_latency_ns). On a VM it changes with where the host runs the\n"
 "vCPUs, and small-message times and cross-core bandwidth change with it.\n"
-"Then every local rank alone times a dependent multiply-add chain: the header's\n"
-"vCPU speed, ns per step and the CPU (JSON cpu_step_ns, cpu_of_rank); a vCPU\n"
-"that the host slows shows there, and the slowest rank is usually on it.\n");
+"Then every local rank alone times a chain of additions through memory: the\n"
+"header's vCPU speed, ns per step and the CPU (JSON cpu_step_ns, cpu_of_rank);\n"
+"a vCPU that the host slows shows there, and the slowest rank is usually on it.\n");
 }
 
 static int parse_size(const char *s, uint64_t *out)
@@ -1160,8 +1161,8 @@ static void print_header(const ctx_t *c, int argc, char **argv, int nodes, int l
                "and 1; on a VM it varies between runs with where the host runs them)\n",
                c->line_ns);
     if (c->nstep > 0) {
-        printf("# vCPU speed: ns per step of a dependent multiply-add chain, each local rank "
-               "alone (cpu):");
+        printf("# vCPU speed: ns per step of a chain of additions through memory, each local "
+               "rank alone (cpu):");
         for (int r = 0; r < c->nstep; r++)
             printf(" %.2f (%d)", c->step_ns[r], c->step_cpu[r]);
         printf("\n");
