@@ -388,7 +388,7 @@ int hc_tcp_rendezvous(int family, const char *ip, uint32_t port, uint64_t uid, u
     int one = 1;
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
     hello_t h = {HELLO_MAGIC, nranks, mine->rank, 0, uid};
-    reply_t r;
+    reply_t r = {0};
     int rc = xfer_all(fd, &h, sizeof(h), deadline, 1);
     if (rc == HCCL_SUCCESS)
         rc = xfer_all(fd, (void *)mine, sizeof(*mine), deadline, 1);

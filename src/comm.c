@@ -439,7 +439,7 @@ int hc_comm_rebuild(hc_comm_t *c, uint32_t rank, uint32_t nranks, const uint32_t
                          "operation is in flight (synchronize its streams first)", c->name);
                 return HCCL_E_AGAIN;
             }
-    comm_map_t m, old;
+    comm_map_t m, old = {0};
     int rc = map_build(c->ctx, c->cfg, rank, nranks, peers, &m, 1);
     if (rc != HCCL_SUCCESS)
         return rc;

@@ -560,7 +560,8 @@ static hc_task_t *p2p_child(group_task_t *g, const hc_gitem_t *items, uint32_t n
 hc_task_t *hc_task_group(const hc_gitem_t *items, uint32_t n, void *stream, int *rc)
 {
     group_task_t *g = calloc(1, sizeof(*g));
-    g->kids = calloc(n ? n : 1, sizeof(*g->kids));
+    if (g)
+        g->kids = calloc(n ? n : 1, sizeof(*g->kids));
     uint8_t *used = calloc(n ? n : 1, 1);
     if (g == NULL || g->kids == NULL || used == NULL) {
         HC_ERROR(HC_SUB_STREAM, "HcclGroupEnd: out of memory");

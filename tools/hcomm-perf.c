@@ -1425,6 +1425,10 @@ int main(int argc, char **argv)
 
     int cap = 64, nrows = 0;
     row_t *rows = calloc((size_t)cap, sizeof(row_t));
+    if (rows == NULL) {
+        fprintf(stderr, "hcomm-perf: out of memory\n");
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
     uint64_t prev = 0;
     for (uint64_t size = c->minb; size <= c->maxb;) {
         uint64_t count = size / es / unit * unit;
@@ -1435,7 +1439,12 @@ int main(int argc, char **argv)
             set_size(c, count);
             if (nrows == cap) {
                 cap *= 2;
-                rows = realloc(rows, (size_t)cap * sizeof(row_t));
+                row_t *more = realloc(rows, (size_t)cap * sizeof(row_t));
+                if (more == NULL) {
+                    fprintf(stderr, "hcomm-perf: out of memory\n");
+                    MPI_Abort(MPI_COMM_WORLD, 2);
+                }
+                rows = more;
             }
             run_size(c, &rows[nrows]);
             if (c->rank == 0)

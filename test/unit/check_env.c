@@ -76,12 +76,15 @@ static char *slurp(const char *path)
         return NULL;
     size_t cap = 1 << 16, len = 0;
     char *buf = malloc(cap);
+    ck_assert_ptr_nonnull(buf);
     size_t r;
     while ((r = fread(buf + len, 1, cap - len - 1, f)) > 0) {
         len += r;
         if (cap - len < 2) {
             cap *= 2;
-            buf = realloc(buf, cap);
+            char *more = realloc(buf, cap);
+            ck_assert_ptr_nonnull(more);
+            buf = more;
         }
     }
     buf[len] = '\0';
