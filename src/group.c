@@ -41,10 +41,17 @@ typedef struct {
 } gstate_t;
 
 static __thread gstate_t g;
+/* Threads of the process inside a group. Every collective asks whether
+ * its thread is in one; while none is, the answer needs no thread-local
+ * access, which in a shared library is a call into the dynamic linker
+ * (__tls_get_addr) touching three more pages per call (docs/PERFORMANCE.md,
+ * "Hot code in one place"). A thread's own increment is visible to it, so
+ * the test below is exact for the calling thread. */
+static int g_open;
 
 HC_HOT int hc_group_active(void)
 {
-    return g.depth > 0;
+    return __atomic_load_n(&g_open, __ATOMIC_RELAXED) != 0 && g.depth > 0;
 }
 
 static gitem_t *push(void *stream)
@@ -81,7 +88,8 @@ int hc_group_add_coll(hc_comm_t *c, const hc_op_t *op, void *stream)
 
 HcclResult HcclGroupStart(void)
 {
-    g.depth++;
+    if (g.depth++ == 0)
+        __atomic_fetch_add(&g_open, 1, __ATOMIC_RELAXED);
     return HCCL_SUCCESS;
 }
 
@@ -101,6 +109,7 @@ HcclResult HcclGroupEnd(void)
     }
     if (--g.depth > 0)
         return HCCL_SUCCESS;
+    __atomic_fetch_sub(&g_open, 1, __ATOMIC_RELAXED);
     int rc = g.error;
     if (rc == HCCL_SUCCESS && g.mixed) {
         HC_ERROR(HC_SUB_COLL, "HcclGroupEnd: the calls of the group name different streams; "
