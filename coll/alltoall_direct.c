@@ -91,7 +91,8 @@ int hc_alltoall_direct_build(const hc_coll_args_t *a, hc_sched_t *s)
         /* (a slot is rewritten after its previous publish: locally ordered) */
         pin = pubs[k % SLOTS] = hc_sched_publish(s, fin, v, l);
         if (!a->in_place) /* our own chunk: while the peers stage theirs */
-            hc_sched_copy(s, HC_RECV(me * blk + off), HC_SEND(me * blk + off), len, HC_DEPS(pin));
+            hc_sched_copy(s, HC_RECV(me * blk + off), HC_SEND(me * blk + off), len,
+                          HC_DEPS(pin));
         hc_shm_wait_others(s, fin, v, 0, HC_DEPS(pin), w);
         if (tiny) /* every block: a few lines */
             hc_shm_wait_prefetch(s, w[0], so, (n - 1) * len);

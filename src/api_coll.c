@@ -91,7 +91,7 @@ static int bad_overlap(const char *fn)
 }
 
 HC_HOT static void entry_log(const hc_comm_t *c, const char *fn, uint64_t count, HcclDataType dt,
-                      int op, int root)
+                             int op, int root)
 {
     if (c->cfg->entry_log && HC_LOG_ON(HC_LOG_INFO, HC_SUB_COLL))
         hc_log_write(HC_LOG_INFO, HC_SUB_COLL, __FILE__, __LINE__,
@@ -123,7 +123,7 @@ HC_HOT static int dispatch(hc_comm_t *c, hc_op_t *op, void *stream)
     } while (0)
 
 HC_HOT HcclResult HcclAllReduce(void *sendBuf, void *recvBuf, uint64_t count, HcclDataType dataType,
-                         HcclReduceOp op, HcclComm comm, void *stream)
+                                HcclReduceOp op, HcclComm comm, void *stream)
 {
     static const char fn[] = "HcclAllReduce";
     hc_comm_t *c = comm;
@@ -146,7 +146,7 @@ HC_HOT HcclResult HcclAllReduce(void *sendBuf, void *recvBuf, uint64_t count, Hc
 }
 
 HC_HOT HcclResult HcclBroadcast(void *buf, uint64_t count, HcclDataType dataType, uint32_t root,
-                         HcclComm comm, void *stream)
+                                HcclComm comm, void *stream)
 {
     static const char fn[] = "HcclBroadcast";
     hc_comm_t *c = comm;
@@ -166,7 +166,7 @@ HC_HOT HcclResult HcclBroadcast(void *buf, uint64_t count, HcclDataType dataType
 }
 
 HC_HOT HcclResult HcclReduce(void *sendBuf, void *recvBuf, uint64_t count, HcclDataType dataType,
-                      HcclReduceOp op, uint32_t root, HcclComm comm, void *stream)
+                             HcclReduceOp op, uint32_t root, HcclComm comm, void *stream)
 {
     static const char fn[] = "HcclReduce";
     hc_comm_t *c = comm;
@@ -193,8 +193,8 @@ HC_HOT HcclResult HcclReduce(void *sendBuf, void *recvBuf, uint64_t count, HcclD
 }
 
 HC_HOT HcclResult HcclReduceScatter(void *sendBuf, void *recvBuf, uint64_t recvCount,
-                             HcclDataType dataType, HcclReduceOp op, HcclComm comm,
-                             void *stream)
+                                    HcclDataType dataType, HcclReduceOp op, HcclComm comm,
+                                    void *stream)
 {
     static const char fn[] = "HcclReduceScatter";
     hc_comm_t *c = comm;
@@ -218,7 +218,7 @@ HC_HOT HcclResult HcclReduceScatter(void *sendBuf, void *recvBuf, uint64_t recvC
 }
 
 HC_HOT HcclResult HcclAllGather(void *sendBuf, void *recvBuf, uint64_t sendCount,
-                         HcclDataType dataType, HcclComm comm, void *stream)
+                                HcclDataType dataType, HcclComm comm, void *stream)
 {
     static const char fn[] = "HcclAllGather";
     hc_comm_t *c = comm;
@@ -241,8 +241,8 @@ HC_HOT HcclResult HcclAllGather(void *sendBuf, void *recvBuf, uint64_t sendCount
     return dispatch(c, &o, stream);
 }
 
-HC_HOT HcclResult HcclScatter(void *sendBuf, void *recvBuf, uint64_t recvCount, HcclDataType dataType,
-                       uint32_t root, HcclComm comm, void *stream)
+HC_HOT HcclResult HcclScatter(void *sendBuf, void *recvBuf, uint64_t recvCount,
+                              HcclDataType dataType, uint32_t root, HcclComm comm, void *stream)
 {
     static const char fn[] = "HcclScatter";
     hc_comm_t *c = comm;
@@ -282,8 +282,8 @@ static int check_same_type(const char *fn, HcclDataType s, HcclDataType r)
 }
 
 HC_HOT HcclResult HcclAlltoAll(const void *sendBuf, uint64_t sendCount, HcclDataType sendType,
-                        const void *recvBuf, uint64_t recvCount, HcclDataType recvType,
-                        HcclComm comm, void *stream)
+                               const void *recvBuf, uint64_t recvCount, HcclDataType recvType,
+                               HcclComm comm, void *stream)
 {
     static const char fn[] = "HcclAlltoAll";
     hc_comm_t *c = comm;

@@ -916,8 +916,8 @@ HC_HOT void hc_op_end(hc_running_t *r, int rc)
         hc_trace_op_end(tr, rc);
 }
 
-HC_HOT void hc_op_init(hc_op_t *op, const char *api, hc_coll_t coll, uint64_t count, HcclDataType dt,
-                size_t esize, HcclReduceOp rop, void *send, void *recv)
+HC_HOT void hc_op_init(hc_op_t *op, const char *api, hc_coll_t coll, uint64_t count,
+                       HcclDataType dt, size_t esize, HcclReduceOp rop, void *send, void *recv)
 {
     hc_zero(op, sizeof(*op)); /* not an inlined rep stos (src/util.h) */
     op->api = api;

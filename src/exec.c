@@ -49,9 +49,8 @@ HC_HOT size_t hc_exec_ws_size(const hc_sched_t *s)
 }
 
 HC_HOT int hc_exec_start(hc_exec_t *e, const hc_sched_t *s, void *const bufs[HC_NBUFS],
-                  const hc_transport_ops_t *tp, void *tctx, uint32_t rank,
-                  uint32_t comm_id, uint32_t seq, HcclDataType dtype, HcclReduceOp op,
-                  void *ws)
+                         const hc_transport_ops_t *tp, void *tctx, uint32_t rank, uint32_t comm_id,
+                         uint32_t seq, HcclDataType dtype, HcclReduceOp op, void *ws)
 {
     hc_zero(e, sizeof(*e)); /* not an inlined rep stos (src/util.h) */
     e->s = s;

@@ -769,7 +769,7 @@ static inline int hc_isa_for(size_t bytes)
 }
 
 HC_HOT void hc_reduce(void *dst, const void *a, const void *b, size_t count, HcclDataType t,
-               HcclReduceOp op)
+                      HcclReduceOp op)
 {
     if ((unsigned)t >= HC_NTYPES || (unsigned)op >= HC_NOPS || count == 0)
         return;
@@ -779,7 +779,7 @@ HC_HOT void hc_reduce(void *dst, const void *a, const void *b, size_t count, Hcc
 }
 
 HC_HOT void hc_reduce_multi(void *dst, const void *const *src, size_t nsrc, size_t count,
-                     HcclDataType t, HcclReduceOp op)
+                            HcclDataType t, HcclReduceOp op)
 {
     if ((unsigned)t >= HC_NTYPES || (unsigned)op >= HC_NOPS || nsrc == 0 || count == 0)
         return;

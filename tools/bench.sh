@@ -238,6 +238,25 @@ function hs(b) {
 }
 '
 
+# per_round FIELD FMT: "run 1: lo-hi, run 2: ..." (no "run k: " with one
+# round) over the JSON numbers, or arrays of numbers, named FIELD in each
+# round's hcomm-perf files; empty when no file has it
+per_round() {
+    k=0
+    acc=
+    while [ $k -lt "$runs" ]; do
+        k=$((k + 1))
+        if [ "$runs" -gt 1 ]; then pat="*.r$k.json"; else pat="*.json"; fi
+        # shellcheck disable=SC2086 # the glob is meant to expand
+        l=$(cat $out/np$pat 2>/dev/null | awk -v f="\"$1\":" -v fmt="$2" '$1 == f {
+                gsub(/[][,]/, " ")
+                for (i = 2; i <= NF; i++) { v = $i + 0; if (n++ == 0 || v < lo) lo = v; if (v > hi) hi = v } }
+            END { if (n) printf fmt "-" fmt, lo, hi }')
+        [ -n "$l" ] && acc="$acc${acc:+, }$([ "$runs" -gt 1 ] && echo "run $k: ")$l"
+    done
+    echo "$acc"
+}
+
 # ------------------------------------------------------------ run medians
 # NAME.json from NAME.r1.json .. NAME.rN.json: per size the median of the
 # times and of the per-run ratios (busbw follows the median time), the
@@ -328,33 +347,12 @@ mpiver=$($mpirun --version 2>/dev/null | head -n 1)
         echo "  - $s: \`${a:-(Open MPI defaults)}\`"
     done
     echo "- environment forwarded:${xenv:- none}"
-    # the machine's state: hcomm-perf's core-to-core latency (runs with no
-    # more ranks than cores), smallest-largest over each round's runs
-    lat=
-    k=0
-    while [ $k -lt "$runs" ]; do
-        k=$((k + 1))
-        if [ "$runs" -gt 1 ]; then pat="*.r$k.json"; else pat="*.json"; fi
-        # shellcheck disable=SC2086 # the glob is meant to expand
-        l=$(cat $out/np$pat 2>/dev/null | awk '/"line_latency_ns":/ { v = $2 + 0
-                if (n++ == 0 || v < lo) lo = v; if (v > hi) hi = v }
-            END { if (n) printf "%.0f-%.0f", lo, hi }')
-        [ -n "$l" ] && lat="$lat${lat:+, }$([ "$runs" -gt 1 ] && echo "run $k: ")$l"
-    done
+    # the machine's state, smallest-largest over each round's runs:
+    # hcomm-perf's core-to-core latency (runs with no more ranks than
+    # cores) and vCPU speed (every local rank)
+    lat=$(per_round line_latency_ns %.0f)
     [ -n "$lat" ] && echo "- core-to-core latency (ns one way, hcomm-perf's cache-line ping-pong; on this VM it moves between runs, and every time with it): $lat"
-    # and the vCPU speed: hcomm-perf's ns per step of a dependent chain,
-    # fastest-slowest over each round's runs and local ranks
-    spd=
-    k=0
-    while [ $k -lt "$runs" ]; do
-        k=$((k + 1))
-        if [ "$runs" -gt 1 ]; then pat="*.r$k.json"; else pat="*.json"; fi
-        # shellcheck disable=SC2086 # the glob is meant to expand
-        l=$(cat $out/np$pat 2>/dev/null | awk '/"cpu_step_ns":/ { gsub(/[][,]/, " ")
-                for (i = 2; i <= NF; i++) { v = $i + 0; if (n++ == 0 || v < lo) lo = v; if (v > hi) hi = v } }
-            END { if (n) printf "%.2f-%.2f", lo, hi }')
-        [ -n "$l" ] && spd="$spd${spd:+, }$([ "$runs" -gt 1 ] && echo "run $k: ")$l"
-    done
+    spd=$(per_round cpu_step_ns %.2f)
     [ -n "$spd" ] && echo "- vCPU speed (ns per step of a chain of additions through memory, each local rank alone, fastest-slowest; a wide spread means the host slowed a vCPU, and the slowest rank's times with it): $spd"
     echo
     echo "time: median over iterations of the slowest rank, µs. ratio = MPI time /"
