@@ -11,8 +11,10 @@
  * chunk, every rank folds all n slots, in rank order, straight into RECV
  * (one REDUCE_MULTI: one pass, the same bits everywhere), then raises RED
  * ("done reading your slots"), which the owners wait for before they reuse
- * a slot. One flag round per chunk; a message of at most HC_SHM_TINY_MAX
- * (568) bytes ends at its flag, and arrives with it (shm_util.h).
+ * a slot (from ONESHOT_ORDERED_MIN bytes a rank stages a chunk only after
+ * its fold of the previous one). One flag round per chunk; a message of at
+ * most HC_SHM_TINY_MAX (568) bytes ends at its flag, and arrives with it
+ * (shm_util.h).
  * Each rank reads n chunks and writes two (staging, RECV).
  *
  * Two-phase (n > 2 and larger messages): a chunk is cut into n blocks.
@@ -48,6 +50,14 @@
  * against 16-18; 64 KiB and less no better). */
 #define ONESHOT_SPLIT_MIN (64u << 10)
 
+/* From this size a chunk is staged only after the previous chunk's fold.
+ * Otherwise a rank whose peer is late stages the next chunk meanwhile, and
+ * the fold then finds less of its own SEND chunk in cache (2 ranks,
+ * alternating launches: 32 MiB 4.2-4.4 ms against 4.6-4.7, 64 MiB 9.0-9.1
+ * against 9.4-9.8; 8 MiB and below no better, as the data stays in L3;
+ * docs/PERFORMANCE.md, "AllReduce: the fold right after its copy"). */
+#define ONESHOT_ORDERED_MIN (16u << 20)
+
 enum { F_IN = 0, F_RED = 1, F_OUT = 2 };
 #define DATA0 HC_SHM_DATA
 
@@ -67,6 +77,7 @@ static int oneshot(const hc_coll_args_t *a, hc_sched_t *s)
     int32_t pb = -1, pr = -1; /* a flag's publishes stay in order: it counts chunks */
     int32_t rms[SLOTS];       /* the fold that last read each slot (ours included) */
     int32_t w[2];
+    const int ordered = count * es >= ONESHOT_ORDERED_MIN;
     hc_sched_need_seg(s, DATA0 + (nch < SLOTS ? nch : SLOTS) * slot);
     const int32_t g = hc_shm_guard(s);
     for (uint64_t k = 0; k < nch; k++) {
@@ -75,11 +86,13 @@ static int oneshot(const hc_coll_args_t *a, hc_sched_t *s)
         const uint64_t len = (k + 1 < nch ? ce : count - k * ce) * es;
         const uint32_t v = (uint32_t)k + 1;
         int32_t cp;
+        const int32_t prevf = ordered && k >= 1 ? rms[(k - 1) % SLOTS] : -1;
         if (k >= SLOTS) { /* everyone has folded what this slot held */
             hc_shm_wait_others(s, HC_SHM_FLAG(F_RED), v - SLOTS, 0, HC_NODEPS, w);
-            cp = hc_sched_copy(s, HC_SEG(so), HC_SEND(off), len, HC_DEPS(w[0], rms[k % SLOTS]));
+            cp = hc_sched_copy(s, HC_SEG(so), HC_SEND(off), len,
+                               HC_DEPS(w[0], rms[k % SLOTS], prevf));
         } else {
-            cp = hc_sched_copy(s, HC_SEG(so), HC_SEND(off), len, HC_DEPS(g));
+            cp = hc_sched_copy(s, HC_SEG(so), HC_SEND(off), len, HC_DEPS(g, prevf));
         }
         pb = hc_sched_publish(s, fin, v, HC_DEPS(cp, pb));
         /* the wait follows the publish so that the flag is up before the

@@ -95,6 +95,9 @@ static const uint64_t COUNTS_Q[] = {0, 1, 7, 61, 1031};
 
 #define BIG1 (65536 + 3)
 #define BIG2 (1048576 + 1)
+/* int8: past the size from which 2-rank DIRECT AllReduce stages each
+ * chunk only after its previous fold (16 MiB, coll/allreduce_direct.c) */
+#define BIG3 ((16u << 20) + 3)
 
 static void *xmalloc(size_t n)
 {
@@ -952,6 +955,13 @@ static void big_matrix(const ctx_t *cx)
     t_ring_group(cx, HCCL_DATA_TYPE_INT8, BIG2, 2);
     t_pairs(cx, HCCL_DATA_TYPE_FP32, BIG2, 0);
     phase_end(cx, "big 1048577");
+
+    if (n == 2) { /* the one shape it applies to; seconds elsewhere */
+        phase_begin();
+        t_allreduce(cx, HCCL_DATA_TYPE_INT8, HCCL_REDUCE_SUM, BIG3, 0);
+        t_allreduce(cx, HCCL_DATA_TYPE_INT8, HCCL_REDUCE_MAX, BIG3, 1);
+        phase_end(cx, "big 16777219");
+    }
 }
 
 /* On 2 ranks a reduction is one commutative step, so it has exactly one
