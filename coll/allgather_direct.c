@@ -13,6 +13,13 @@
  * otherwise each chunk of it goes from SEND to RECV right after that chunk's
  * flag is up, while the peers stage theirs (first, it delayed the flag: 2
  * ranks, 256 KiB 15-17.5 -> 12.8-14.1 us, docs/PERFORMANCE.md).
+ *
+ * At 2 ranks a chunk is staged only after our copy of the peer's previous
+ * chunk out of its slot: otherwise a rank whose peer is late stages ahead
+ * while it waits, and the copies run slower (alternating launches: 32 MiB
+ * 2.00-2.09 ms against 2.27-2.42, 4 MiB 148-150 us against 152-160, no
+ * size slower; at 4 ranks on 2 cores no change, so only there; "AllReduce:
+ * the fold right after its copy" in docs/PERFORMANCE.md).
  */
 #include <stdlib.h>
 
@@ -50,7 +57,7 @@ int hc_allgather_direct_build(const hc_coll_args_t *a, hc_sched_t *s)
     if (outs == NULL)
         return HCCL_E_MEMORY;
     hc_sched_need_seg(s, HC_SHM_DATA + (tiny ? 0 : (nch < SLOTS ? nch : SLOTS) * slot));
-    int32_t pin = -1, prd = -1, w[2], pubs[SLOTS] = {-1, -1};
+    int32_t pin = -1, prd = -1, w[2], pubs[SLOTS] = {-1, -1}, lastout = -1;
     const int32_t g = hc_shm_guard(s);
     for (uint64_t k = 0; k < nch; k++) {
         const uint64_t so = tiny ? hc_shm_tiny_at(blk) : HC_SHM_DATA + (k % SLOTS) * slot;
@@ -60,8 +67,10 @@ int hc_allgather_direct_build(const hc_coll_args_t *a, hc_sched_t *s)
         if (k >= SLOTS) /* every peer has copied out what the slot held */
             hc_shm_wait_others(s, HC_SHM_FLAG(F_RD), v - SLOTS, 0, HC_NODEPS, w);
         /* (the slot's previous chunk is out by then: its publish says so locally) */
+        /* at 2 ranks, after our copy out of the previous chunk (top) */
+        const int32_t prevo = n == 2 && k >= 1 ? lastout : -1;
         int32_t cp = hc_sched_copy(s, HC_SEG(so), HC_SEND(off), len,
-                                   HC_DEPS(w[0], pubs[k % SLOTS]));
+                                   HC_DEPS(w[0], pubs[k % SLOTS], prevo));
         pin = pubs[k % SLOTS] = hc_sched_publish(s, fin, v, HC_DEPS(cp, pin));
         if (!a->in_place) /* our own chunk: while the peers stage theirs */
             hc_sched_copy(s, HC_RECV(me * blk + off), HC_SEND(off), len, HC_DEPS(pin));
@@ -72,6 +81,7 @@ int hc_allgather_direct_build(const hc_coll_args_t *a, hc_sched_t *s)
             if (q != me)
                 outs[no++] = hc_sched_copy(s, HC_RECV(q * blk + off), HC_PEER(q, so), len,
                                            HC_DEPS(w[0]));
+        lastout = outs[0];
         outs[no++] = prd;
         outs[no] = INT32_MIN;
         if (k + SLOTS < nch)
