@@ -60,6 +60,10 @@ static const hc_algo_t bcast_algos[HC_BCAST_LAST] = {
      .desc = "one host: the root stages chunks in shared memory, the others copy them out "
              "(coll/bcast_direct.c); needs shared memory",
      .build = hc_bcast_direct_build, .usable = hc_allreduce_direct_usable},
+    {.id = HC_BCAST_CMA, .name = "CMA", .alias = NULL,
+     .desc = "one host: every rank reads the root's buffer straight out of its process "
+             "(process_vm_readv, one copy; coll/cma.c); needs shared memory and CMA",
+     .build = hc_bcast_cma_build, .usable = hc_cma_usable},
 };
 
 static const hc_algo_t reduce_algos[HC_REDUCE_LAST] = {
@@ -105,6 +109,10 @@ static const hc_algo_t allgather_algos[HC_ALLGATHER_LAST] = {
      .desc = "one host: each rank stages its block, the others copy it out of shared memory "
              "(coll/allgather_direct.c); needs shared memory",
      .build = hc_allgather_direct_build, .usable = hc_allreduce_direct_usable},
+    {.id = HC_ALLGATHER_CMA, .name = "CMA", .alias = NULL,
+     .desc = "one host: each rank reads the peers' blocks straight out of their buffers "
+             "(process_vm_readv, one copy; coll/cma.c); needs shared memory and CMA",
+     .build = hc_allgather_cma_build, .usable = hc_cma_usable},
 };
 
 static const hc_algo_t scatter_algos[HC_SCATTER_LAST] = {
@@ -124,6 +132,10 @@ static const hc_algo_t alltoall_algos[HC_ALLTOALL_LAST] = {
      .desc = "one host: each rank stages the blocks it sends, every peer copies its own out "
              "(coll/alltoall_direct.c); needs shared memory",
      .build = hc_alltoall_direct_build, .usable = hc_alltoall_direct_usable},
+    {.id = HC_ALLTOALL_CMA, .name = "CMA", .alias = NULL,
+     .desc = "one host: each rank reads its block straight out of every peer's SEND "
+             "(process_vm_readv, one copy; coll/cma.c); needs shared memory and CMA",
+     .build = hc_alltoall_cma_build, .usable = hc_cma_usable},
 };
 
 static const hc_algo_t alltoallv_algos[HC_ALLTOALLV_LAST] = {

@@ -19,14 +19,15 @@
 enum { HC_ALLREDUCE_RING, HC_ALLREDUCE_RD, HC_ALLREDUCE_HIER, HC_ALLREDUCE_DIRECT,
        HC_ALLREDUCE_DBTREE, HC_ALLREDUCE_TORUS2D, HC_ALLREDUCE_HD, HC_ALLREDUCE_LAST };
 enum { HC_BCAST_BINOMIAL, HC_BCAST_HIER, HC_BCAST_PIPELINE, HC_BCAST_SCATTER_ALLGATHER,
-       HC_BCAST_DIRECT, HC_BCAST_LAST };
+       HC_BCAST_DIRECT, HC_BCAST_CMA, HC_BCAST_LAST };
 enum { HC_REDUCE_BINOMIAL, HC_REDUCE_RS_GATHER, HC_REDUCE_LAST };
 enum { HC_REDUCESCATTER_RING, HC_REDUCESCATTER_HIER, HC_REDUCESCATTER_HD,
        HC_REDUCESCATTER_DIRECT, HC_REDUCESCATTER_LAST };
 enum { HC_ALLGATHER_RING, HC_ALLGATHER_HIER, HC_ALLGATHER_RD, HC_ALLGATHER_BRUCK,
-       HC_ALLGATHER_DIRECT, HC_ALLGATHER_LAST };
+       HC_ALLGATHER_DIRECT, HC_ALLGATHER_CMA, HC_ALLGATHER_LAST };
 enum { HC_SCATTER_BINOMIAL, HC_SCATTER_LAST };
-enum { HC_ALLTOALL_PAIRWISE, HC_ALLTOALL_BRUCK, HC_ALLTOALL_DIRECT, HC_ALLTOALL_LAST };
+enum { HC_ALLTOALL_PAIRWISE, HC_ALLTOALL_BRUCK, HC_ALLTOALL_DIRECT, HC_ALLTOALL_CMA,
+       HC_ALLTOALL_LAST };
 enum { HC_ALLTOALLV_PAIRWISE, HC_ALLTOALLV_BRUCK, HC_ALLTOALLV_LAST };
 enum { HC_BARRIER_DISSEMINATION, HC_BARRIER_LAST };
 
@@ -41,6 +42,11 @@ int hc_reducescatter_direct_build(const hc_coll_args_t *args, hc_sched_t *s);
 const char *hc_reducescatter_direct_usable(const hc_coll_args_t *args);
 int hc_alltoall_direct_build(const hc_coll_args_t *args, hc_sched_t *s);
 const char *hc_alltoall_direct_usable(const hc_coll_args_t *args);
+/* single-copy reads out of the peers' buffers (coll/cma.c) */
+int hc_allgather_cma_build(const hc_coll_args_t *args, hc_sched_t *s);
+int hc_alltoall_cma_build(const hc_coll_args_t *args, hc_sched_t *s);
+int hc_bcast_cma_build(const hc_coll_args_t *args, hc_sched_t *s);
+const char *hc_cma_usable(const hc_coll_args_t *args);
 int hc_bcast_binomial_build(const hc_coll_args_t *args, hc_sched_t *s);
 int hc_reduce_binomial_build(const hc_coll_args_t *args, hc_sched_t *s);
 int hc_reducescatter_ring_build(const hc_coll_args_t *args, hc_sched_t *s);

@@ -91,6 +91,11 @@ typedef enum {
     HC_STEP_REDUCE_MULTI, /* dst = fold of sched->srcs[src_off .. +nsrc), bytes each;
                            * nsrc 0: one source per rank in rank order, rank q's
                            * PEER(q, a.off), the executing rank's own b */
+    HC_STEP_READ,     /* dst = `bytes` at a (HC_BUF_SEND or HC_BUF_RECV) of rank
+                       * `peer`'s own buffers, read out of its process
+                       * (args->cma; HC_SEG_ADDR below) */
+    HC_STEP_WRITE,    /* `bytes` at dst (HC_BUF_RECV) of rank `peer`'s buffers = a,
+                       * written into its process (likewise) */
     HC_STEP_KINDS
 } hc_step_kind_t;
 
@@ -129,6 +134,13 @@ static inline hc_loc_t hc_loc_peer(uint32_t peer, uint64_t off)
 #define HC_SEG_RESERVED 64u
 #define HC_SEG_BASE HC_SEG_RESERVED
 #define HC_SEG_DONE 0u
+/* Single-copy reads (HC_STEP_READ): an executor whose schedule exposes its
+ * buffers (sched->exposes) stores its SEND and RECV addresses at HC_SEG_ADDR and HC_SEG_ADDR +
+ * 8 of its half when it starts, before any PUBLISH; a reader takes them
+ * after a WAIT on one of that rank's flags of the operation. They stay
+ * valid until the owner returns, so a schedule with READ steps ends with
+ * a WAIT for every reader's "done reading" flag. */
+#define HC_SEG_ADDR 8u
 /* Run-ahead for small operations. A location marked ring (hc_sched_ring)
  * at offset o addresses o + ((epoch / 2) % HC_SEG_RING_SLOTS) *
  * HC_SEG_RING_BYTES of the half: a builder that keeps a region of
@@ -167,6 +179,8 @@ typedef struct hc_sched {
     hc_loc_t *srcs;     /* REDUCE_MULTI sources */
     uint32_t nsrcs, srcs_cap;
     uint32_t nmsgs;     /* SEND and RECV steps (0: no transport needed) */
+    uint8_t exposes;    /* the executor publishes its SEND and RECV addresses for
+                         * peers' READ steps (HC_SEG_ADDR) */
     uint8_t waits_all;  /* has a WAIT on HC_PEERS_ALL with ago 0 (coll.h top) */
     uint64_t recv_end;  /* end of the highest RECV range a local step writes */
     uint64_t gen;       /* changes with every step added (process-wide unique): the
@@ -251,6 +265,8 @@ typedef struct hc_coll_args {
     uint64_t chunk_bytes;   /* pipelining chunk; 0 = algorithm's choice */
     uint64_t shm_bytes;     /* bytes of each rank's shared staging half that every
                              * rank can reach; 0 = no shared memory (coll.h top) */
+    int cma;                /* with shm_bytes: every rank can read every other's
+                             * memory (process_vm_readv): HC_STEP_READ works */
     /* ALLTOALLV: arrays of nranks entries, in elements */
     const uint64_t *scounts, *sdispls, *rcounts, *rdispls;
     const hc_topo_view_t *topo; /* never NULL */
@@ -329,6 +345,14 @@ int32_t hc_sched_reduce_ranks(hc_sched_t *s, hc_loc_t dst, uint64_t peer_off, hc
                               uint64_t bytes, const int32_t *deps);
 /* Make the staging half used at least `bytes` long. */
 void hc_sched_need_seg(hc_sched_t *s, uint64_t bytes);
+/* dst = `bytes` at src (HC_SEND or HC_RECV offset) of rank peer's buffers,
+ * read out of its process (args->cma); the WAIT it depends on must be on
+ * a flag that rank published in this operation (HC_SEG_ADDR). */
+int32_t hc_sched_read(hc_sched_t *s, hc_loc_t dst, uint32_t peer, hc_loc_t src, uint64_t bytes,
+                      const int32_t *deps);
+/* The converse: `bytes` at dst of rank peer's buffers = src (ours). */
+int32_t hc_sched_write(hc_sched_t *s, uint32_t peer, hc_loc_t dst, hc_loc_t src, uint64_t bytes,
+                       const int32_t *deps);
 
 /* Split `count` elements into `parts` nearly equal blocks: block i starts at
  * element hc_block_start(count, parts, i) (the first count % parts blocks

@@ -22,6 +22,7 @@ void hc_sched_reset(hc_sched_t *s)
     s->seg_bytes = 0;
     s->nsrcs = 0;
     s->nmsgs = 0;
+    s->exposes = 0;
     s->waits_all = 0;
     s->recv_end = 0;
     s->err = HCCL_SUCCESS;
@@ -143,6 +144,20 @@ int32_t hc_sched_nop(hc_sched_t *s, const int32_t *deps, uint32_t n)
 }
 
 /* ---- shared-memory steps (coll.h) ------------------------------------ */
+
+int32_t hc_sched_read(hc_sched_t *s, hc_loc_t dst, uint32_t peer, hc_loc_t src, uint64_t bytes,
+                      const int32_t *deps)
+{
+    hc_step_t st = {.kind = HC_STEP_READ, .peer = peer, .dst = dst, .a = src, .bytes = bytes};
+    return add(s, &st, deps, UINT32_MAX);
+}
+
+int32_t hc_sched_write(hc_sched_t *s, uint32_t peer, hc_loc_t dst, hc_loc_t src, uint64_t bytes,
+                       const int32_t *deps)
+{
+    hc_step_t st = {.kind = HC_STEP_WRITE, .peer = peer, .dst = dst, .a = src, .bytes = bytes};
+    return add(s, &st, deps, UINT32_MAX);
+}
 
 void hc_sched_need_seg(hc_sched_t *s, uint64_t bytes)
 {

@@ -727,6 +727,7 @@ static int prepare_args(hc_comm_t *c, hc_coll_args_t *a)
     if (c->shm_state == 0) /* collective: every rank's first operation on c */
         hc_shm_comm_setup(c);
     a->shm_bytes = c->shm ? c->shm->half_bytes : 0;
+    a->cma = c->shm ? c->shm->cma : 0;
     return HCCL_SUCCESS;
 }
 

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <time.h>
 #include <unistd.h>
 #include <hccl/hccl.h>
@@ -106,6 +107,12 @@ int hc_ctx_acquire(hc_context_t **out)
     me->abi = HC_ABI;
     me->uid = make_uid();
     me->pid = (int32_t)getpid();
+#ifdef PR_SET_PTRACER
+    /* Under Yama's ptrace_scope 1 only an ancestor may read this process's
+     * memory; local peers' single-copy reads (process_vm_readv, src/shm.c)
+     * need it too, as Open MPI's vader arranges the same way. */
+    (void)prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0);
+#endif
     gethostname(me->host, sizeof(me->host) - 1);
     hc_topo_local_facts(env, me->topo, sizeof(me->topo));
     hc_shm_ctx_init(ctx);

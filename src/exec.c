@@ -1,9 +1,12 @@
 /* src/exec.c - the schedule executor (see exec.h). */
+#define _GNU_SOURCE /* process_vm_readv */
 #include "exec.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/uio.h>
 
 #include <hccl/hccl.h>
 
@@ -21,7 +24,7 @@
 
 static const char *kind_name[HC_STEP_KINDS] = {"SEND",    "RECV", "REDUCE",      "COPY",
                                                 "NOP",     "PUBLISH", "WAIT",
-                                                "REDUCE_MULTI"};
+                                                "REDUCE_MULTI", "READ", "WRITE"};
 
 /* Workspace layout: header, st, x, npend, npend0, rdep_off, rdep, ready,
  * ready0, posted. The dependents index and the initial counters and ready
@@ -152,6 +155,7 @@ HC_HOT void hc_exec_bind_shm(hc_exec_t *e, const hc_shm_bind_t *b)
     e->gate = b->gate;
     e->prev_all = b->prev_all;
     e->seen_done = b->seen_done;
+    e->pid = b->pid;
     e->ring_off = ((b->epoch >> 1) % HC_SEG_RING_SLOTS) * HC_SEG_RING_BYTES;
     e->base[HC_BUF_SEG] = b->half[e->rank];
 }
@@ -306,6 +310,40 @@ HC_HOT static void run_local(hc_exec_t *e, const hc_step_t *t)
     }
 }
 
+/* HC_STEP_READ and HC_STEP_WRITE: the peer's buffers, at the addresses it
+ * stored in its half (coll.h, HC_SEG_ADDR), copied by the kernel from or
+ * into its process. A peer that died or a kernel that refuses (ptrace
+ * rules) fails the step. */
+static int cross_copy(hc_exec_t *e, uint32_t i, const hc_step_t *t)
+{
+    const int rd = t->kind == HC_STEP_READ;
+    const hc_loc_t theirs = rd ? t->a : t->dst;
+    const uint64_t *ad = (const uint64_t *)(e->half[t->peer] + HC_SEG_ADDR);
+    const uint64_t rb = __atomic_load_n(&ad[theirs.buf == HC_BUF_RECV], __ATOMIC_RELAXED);
+    char *mine = ptr(e, rd ? t->dst : t->a);
+    uint64_t done = 0;
+    while (done < t->bytes) {
+        struct iovec l = {mine + done, t->bytes - done};
+        struct iovec r = {(void *)(uintptr_t)(rb + theirs.off + done), t->bytes - done};
+        ssize_t k = e->pid == NULL ? -1
+                    : rd          ? process_vm_readv(e->pid[t->peer], &l, 1, &r, 1, 0)
+                                  : process_vm_writev(e->pid[t->peer], &l, 1, &r, 1, 0);
+        if (k > 0) {
+            done += (uint64_t)k;
+            continue;
+        }
+        if (k < 0 && errno == EINTR)
+            continue;
+        const int err = k < 0 && e->pid ? errno : EFAULT;
+        HC_ERROR(HC_SUB_COLL, "%s step %u/%u: %s of %llu B %s rank %u (pid %d) failed after "
+                 "%llu B: %s", e->s->algo ? e->s->algo : "?", i, e->s->nsteps, kind_name[t->kind],
+                 (unsigned long long)t->bytes, rd ? "from" : "to", t->peer,
+                 e->pid ? (int)e->pid[t->peer] : -1, (unsigned long long)done, strerror(err));
+        return err == ESRCH ? HCCL_E_REMOTE : HCCL_E_SYSCALL;
+    }
+    return HCCL_SUCCESS;
+}
+
 static inline int is_user(hc_loc_t l)
 {
     return l.buf == HC_BUF_SEND || l.buf == HC_BUF_RECV;
@@ -323,6 +361,9 @@ static int touches_user(const hc_step_t *t)
         return is_user(t->dst) || is_user(t->a) || is_user(t->b);
     case HC_STEP_REDUCE_MULTI:
         return is_user(t->dst) || (t->nsrc == 0 && is_user(t->b));
+    case HC_STEP_READ:
+    case HC_STEP_WRITE:
+        return 1;
     default:
         return 0;
     }
@@ -388,7 +429,8 @@ int hc_exec_set_iov(hc_exec_t *e, const hc_iov_t *iov, uint32_t niov)
     }
     for (uint32_t i = 0; i < s->nsteps; i++) {
         const hc_step_t *t = &s->steps[i];
-        if (t->kind == HC_STEP_SEND || t->kind == HC_STEP_RECV)
+        if (t->kind == HC_STEP_SEND || t->kind == HC_STEP_RECV || t->kind == HC_STEP_READ ||
+            t->kind == HC_STEP_WRITE)
             return HCCL_E_NOT_SUPPORT;
         if (t->kind == HC_STEP_REDUCE_MULTI && t->nsrc) {
             /* the list form's sources are not cut into pieces */
@@ -500,6 +542,12 @@ static int issue(hc_exec_t *e, uint32_t i)
         __atomic_store_n(f, v, __ATOMIC_RELEASE);
         break;
     }
+    case HC_STEP_READ:
+    case HC_STEP_WRITE:
+        rc = cross_copy(e, i, t);
+        if (rc != HCCL_SUCCESS)
+            return rc;
+        break;
     case HC_STEP_WAIT:
         x->req = NULL;
         x->peer = t->peer == HC_PEERS_ALL ? 0 : t->peer;
@@ -530,6 +578,11 @@ HC_HOT int hc_exec_progress(hc_exec_t *e)
     /* a previous operation of the communicator still uses the staging */
     if (e->gate && e->nissued == 0 && __atomic_load_n(e->gate, __ATOMIC_ACQUIRE) + 1 < e->epoch)
         return e->status;
+    if (s->exposes && e->nissued == 0 && e->half) { /* before any PUBLISH (coll.h) */
+        uint64_t *ad = (uint64_t *)(e->base[HC_BUF_SEG] + HC_SEG_ADDR);
+        ad[0] = (uintptr_t)e->base[HC_BUF_SEND];
+        ad[1] = (uintptr_t)e->base[HC_BUF_RECV];
+    }
     /* collect finished transfers and flags */
     for (uint32_t k = 0; k < e->nposted;) {
         const uint32_t i = e->posted[k];

@@ -53,6 +53,8 @@ typedef struct hc_shm_bind {
      * (completion flags seen by a WAIT on HC_SEG_DONE); read and raised by
      * the executor so that a run-ahead guard rarely reads flags */
     uint64_t *seen_done;
+    /* NULL, or [nranks]: each rank's process id, for HC_STEP_READ */
+    const int32_t *pid;
 } hc_shm_bind_t;
 
 /* A scatter/gather list: the operation's SEND and RECV buffers as
@@ -96,6 +98,7 @@ typedef struct hc_exec {
     const struct hc_trace_op *trace;
     /* shared staging (hc_exec_bind_shm); half == NULL: none */
     char *const *half;
+    const int32_t *pid; /* [nranks] (hc_shm_bind_t) */
     uint32_t nranks;
     uint64_t epoch, epoch0;
     const volatile uint64_t *gate;

@@ -1,11 +1,14 @@
 /* src/shm.c - shared staging segments and per-communicator regions (see shm.h). */
+#define _GNU_SOURCE /* process_vm_readv */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
 #include "shm.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/uio.h>
 #include <unistd.h>
 #include <hccl/hccl.h>
 
@@ -210,7 +213,7 @@ static char *peer_attach(hc_context_t *ctx, uint32_t idx)
 /* What each rank tells the others at setup. */
 typedef struct {
     int32_t status;  /* 0: ready; else why not (below) */
-    uint32_t pad;
+    uint32_t cma;    /* 1: it can read every peer's memory (probe_cma) */
     uint64_t half;   /* its H */
     uint64_t off;    /* its region in its segment */
     uint64_t epoch;  /* proposal: above every epoch it used */
@@ -249,6 +252,28 @@ static int exchange(hc_comm_t *c, rec_t *recs)
     }
     hc_sched_free(&s);
     return rc;
+}
+
+/* Whether this process can read each local peer's memory with
+ * process_vm_readv (the kernel's cross-memory attach, as UCX's cma
+ * transport and Open MPI's vader use it): 8 bytes of the peer's segment,
+ * at the address its card gives. Ptrace rules (Yama, containers) or a
+ * kernel without it say no; then no algorithm reads from a peer. */
+static int probe_cma(hc_comm_t *c)
+{
+    for (uint32_t q = 0; q < c->nranks; q++) {
+        if (q == c->rank)
+            continue;
+        const hc_card_t *cd = &hc_comm_peer(c, q)->card;
+        uint64_t v = 0;
+        struct iovec l = {&v, sizeof(v)}, r = {(void *)(uintptr_t)cd->shm_base, sizeof(v)};
+        if (cd->shm_base == 0 || process_vm_readv(cd->pid, &l, 1, &r, 1, 0) != sizeof(v)) {
+            HC_INFO(HC_SUB_TRANSPORT, "comm %s: no single-copy reads from rank %u (pid %d): %s",
+                    c->name, q, (int)cd->pid, strerror(errno));
+            return 0;
+        }
+    }
+    return 1;
 }
 
 /* Touch every page of a peer's region so that its page-table entries
@@ -305,6 +330,7 @@ void hc_shm_comm_setup(hc_comm_t *c)
         }
         mine->half = s->half;
         mine->off = slot == UINT32_MAX ? 0 : (uint64_t)slot * 2 * s->half;
+        mine->cma = (uint32_t)probe_cma(c);
         mine->epoch = s->epoch_hw + 1;
         pthread_mutex_unlock(&ctx->lock);
     }
@@ -317,8 +343,13 @@ void hc_shm_comm_setup(hc_comm_t *c)
     int32_t why = ST_OK;
     uint32_t who = 0;
     uint64_t half = UINT64_MAX, base = 0;
+    int cma = 1;
+    int32_t *pids = calloc(n, sizeof(int32_t));
+    if (pids == NULL)
+        rc = HCCL_E_MEMORY;
     if (rc == HCCL_SUCCESS) {
         for (uint32_t q = 0; q < n; q++) {
+            cma &= recs[q].cma == 1;
             if (recs[q].status != ST_OK && why == ST_OK) {
                 why = recs[q].status;
                 who = q;
@@ -346,6 +377,7 @@ void hc_shm_comm_setup(hc_comm_t *c)
         free(segs);
         free(sh);
         free(halves);
+        free(pids);
         return;
     }
     for (uint32_t q = 0; q < n; q++) {
@@ -364,11 +396,17 @@ void hc_shm_comm_setup(hc_comm_t *c)
     sh->done = base - 1;
     sh->half[0] = halves;
     sh->half[1] = halves + n;
+    pthread_mutex_lock(&ctx->lock);
+    for (uint32_t q = 0; q < n; q++)
+        pids[q] = hc_comm_peer(c, q)->card.pid;
+    pthread_mutex_unlock(&ctx->lock);
+    sh->pid = pids;
+    sh->cma = cma;
     c->shm = sh;
     c->shm_state = 1;
     HC_INFO(HC_SUB_TRANSPORT, "comm %s: shared staging on, %u ranks, 2 x %llu B each, "
-            "epochs from %llu", c->name, n, (unsigned long long)half,
-            (unsigned long long)base);
+            "epochs from %llu, single-copy reads %s", c->name, n, (unsigned long long)half,
+            (unsigned long long)base, cma ? "on" : "off");
     free(recs);
     free(segs);
 }
@@ -418,6 +456,7 @@ void hc_shm_comm_release(hc_comm_t *c)
         free(h);
     }
     free(sh->half[0]);
+    free(sh->pid);
     free(sh);
 }
 
@@ -436,7 +475,7 @@ HC_HOT void hc_shm_bind(hc_comm_t *c, hc_exec_t *e)
     __atomic_store_n(&sh->epoch, ep, __ATOMIC_RELAXED);
     hc_shm_bind_t b = {.half = sh->half[ep & 1], .nranks = sh->nranks, .epoch = ep,
                        .epoch0 = sh->base, .gate = &sh->done, .prev_all = &sh->prev_all,
-                       .seen_done = &sh->seen_done};
+                       .seen_done = &sh->seen_done, .pid = sh->pid};
     hc_exec_bind_shm(e, &b);
 }
 

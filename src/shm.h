@@ -60,6 +60,8 @@ typedef struct hc_shm_comm {
     volatile uint8_t prev_all; /* its schedule waited for every rank (exec.h) */
     uint64_t seen_done;        /* every peer finished this epoch (exec.h) */
     char **half[2];            /* [parity][rank]: each rank's half, mapped here */
+    int32_t *pid;              /* [rank]: process ids (single-copy reads) */
+    int cma;                   /* every rank can read every other's memory */
 } hc_shm_comm_t;
 
 /* Map this process's segment and describe it in ctx->self (ctx->lock not

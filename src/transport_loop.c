@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <hccl/hccl.h>
 
 typedef struct lp_msg {
@@ -43,6 +44,7 @@ struct hc_loop {
     uint64_t half, epoch0;
     uint8_t *prev_all; /* per rank */
     uint64_t *seen_done; /* per rank (hc_shm_bind_t) */
+    int32_t *pid;        /* per rank: all this process (single-copy reads) */
 };
 
 hc_loop_t *hc_loop_create(uint32_t n)
@@ -84,6 +86,8 @@ static void shm_free(hc_loop_t *lp)
     free(lp->halves);
     free(lp->prev_all);
     free(lp->seen_done);
+    free(lp->pid);
+    lp->pid = NULL;
     lp->seg = NULL;
     lp->halves = NULL;
     lp->prev_all = NULL;
@@ -113,12 +117,16 @@ int hc_loop_shm_alloc(hc_loop_t *lp, uint64_t half)
     shm_free(lp);
     lp->prev_all = calloc(lp->n, 1);
     lp->seen_done = calloc(lp->n, sizeof(uint64_t));
+    lp->pid = calloc(lp->n, sizeof(int32_t));
     lp->halves = calloc(2 * (size_t)lp->n, sizeof(char *));
     lp->seg = aligned_alloc(64, 2 * half * lp->n + 64);
-    if (lp->seg == NULL || lp->halves == NULL || lp->prev_all == NULL || lp->seen_done == NULL) {
+    if (lp->seg == NULL || lp->halves == NULL || lp->prev_all == NULL || lp->seen_done == NULL ||
+        lp->pid == NULL) {
         shm_free(lp);
         return HCCL_E_MEMORY;
     }
+    for (uint32_t r = 0; r < lp->n; r++) /* "peer" memory is ours: READ works */
+        lp->pid[r] = (int32_t)getpid();
     memset(lp->seg, 0, 2 * half * lp->n);
     for (uint32_t r = 0; r < lp->n; r++)
         for (uint32_t p = 0; p < 2; p++)
@@ -139,7 +147,8 @@ void hc_loop_shm_bind(hc_loop_t *lp, uint32_t rank, uint64_t epoch, hc_exec_t *e
 {
     hc_shm_bind_t b = {.half = lp->halves + (epoch & 1) * lp->n, .nranks = lp->n,
                        .epoch = epoch, .epoch0 = lp->epoch0, .gate = NULL,
-                       .prev_all = &lp->prev_all[rank], .seen_done = &lp->seen_done[rank]};
+                       .prev_all = &lp->prev_all[rank], .seen_done = &lp->seen_done[rank],
+                       .pid = lp->pid};
     hc_exec_bind_shm(e, &b);
 }
 

@@ -23,6 +23,9 @@
 #include <string.h>
 #include <strings.h>
 #include <hccl/hccl.h>
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#endif
 
 #include "log.h"
 
@@ -48,6 +51,11 @@ static const char builtin_text[] =
     "reducescatter  64KB-*     *     HIER               when=hier\n"
     "allgather      64KB-*     *     HIER               when=hier\n"
     "broadcast      256KB-*    *     HIER               when=hier\n"
+    "# one host, Intel CPUs: single-copy reads where they beat staging\n"
+    "broadcast      16KB-*     2     CMA                when=intel\n"
+    "allgather      16KB-*     2     CMA                when=intel\n"
+    "alltoall       32KB-*     2     CMA                when=intel\n"
+    "alltoall       64KB-*     3-*   CMA                when=intel\n"
     "# one host: shared staging (DIRECT cannot run without it: next rule)\n"
     "allreduce      *          *     DIRECT\n"
     "broadcast      *          *     DIRECT\n"
@@ -84,7 +92,7 @@ const char *hc_tune_builtin_text(void)
 /* rule sources, in priority order */
 enum { SRC_ENV, SRC_ALGO_OP, SRC_ALGO_ALL, SRC_FILE, SRC_BUILTIN };
 /* `when` conditions */
-enum { W_FLAT = 1, W_HIER = 2, W_MULTINODE = 4, W_DET = 8, W_NODET = 16 };
+enum { W_FLAT = 1, W_HIER = 2, W_MULTINODE = 4, W_DET = 8, W_NODET = 16, W_INTEL = 32 };
 /* hc_rule_t.noted: what was logged already (once per communicator) */
 enum { NOTED_UNUSABLE = 1, NOTED_DET = 2 };
 
@@ -302,9 +310,11 @@ static int parse_line(char *line, hc_rule_t *r, char *why, size_t wl)
                     r->when |= W_DET;
                 else if (strcasecmp(w, "nodet") == 0)
                     r->when |= W_NODET;
+                else if (strcasecmp(w, "intel") == 0)
+                    r->when |= W_INTEL;
                 else {
                     snprintf(why, wl, "unknown condition '%s' (flat, hier, multinode, det, "
-                             "nodet)", w);
+                             "nodet, intel)", w);
                     return -1;
                 }
             }
@@ -674,9 +684,22 @@ void hc_tune_forced_text(const hc_config_t *cfg, char *buf, size_t len)
 
 /* ---------------------------------------------------------------- per communicator */
 
+/* The CPU's vendor string is GenuineIntel (x86 CPUID leaf 0). */
+static int cpu_intel(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    unsigned a, b, c, d;
+    if (__get_cpuid(0, &a, &b, &c, &d))
+        return b == 0x756e6547u && d == 0x49656e69u && c == 0x6c65746eu; /* Genu ineI ntel */
+#endif
+    return 0;
+}
+
 static unsigned view_when(const hc_topo_view_t *v, int det)
 {
     unsigned w = det ? W_DET : W_NODET;
+    if (cpu_intel())
+        w |= W_INTEL;
     int hier = v && ((v->flags & HC_TOPO_F_HIER) || v->ngroups > 1 || v->nnodes > 1);
     int multi = v && ((v->flags & HC_TOPO_F_MULTINODE) || v->nnodes > 1);
     w |= hier ? W_HIER : W_FLAT;
@@ -718,9 +741,9 @@ static void rule_text(const hc_rule_t *r, char *buf, size_t len)
         snprintf(ch, sizeof(ch), " chunk=%s", c);
     }
     if (r->when) {
-        static const char *const wn[] = {"flat", "hier", "multinode", "det", "nodet"};
+        static const char *const wn[] = {"flat", "hier", "multinode", "det", "nodet", "intel"};
         size_t o = (size_t)snprintf(wh, sizeof(wh), " when=");
-        for (int i = 0, first = 1; i < 5; i++)
+        for (int i = 0, first = 1; i < 6; i++)
             if (r->when & (1u << i)) {
                 o += (size_t)snprintf(wh + o, sizeof(wh) - o, "%s%s", first ? "" : ",", wn[i]);
                 first = 0;

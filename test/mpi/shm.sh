@@ -9,7 +9,10 @@
 #     use tagged messages instead;
 #  3. test_coll on 2 ranks with UCX_TLS=tcp,self: UCX cannot map the peer's
 #     staging, every communicator must agree to do without (the forced
-#     DIRECT algorithms fall back to the defaults).
+#     DIRECT algorithms fall back to the defaults);
+#  4. test_coll on 2 and 3 ranks with the single-copy algorithms (coll/cma.c)
+#     forced for Broadcast, AllGather and AlltoAll: the log must say that
+#     the ranks can read each other's memory.
 # Each run must also log that shared staging was (1, 2) or was not (3) set
 # up, so a fast path that silently stopped being used fails here.
 set -u
@@ -51,6 +54,10 @@ run direct-np4 4 'shared staging on, 4 ranks' HC_DUMMY=1
 run direct-np3-small 3 'no shared staging (rank [0-9]*: no free region' HCCL_BUFFSIZE=1
 run tcp-np2 2 'no shared staging (rank [0-9]*: a peer.s segment is unreachable' \
     UCX_TLS=tcp,self
+for np in 2 3; do
+    run cma-np$np $np 'single-copy reads on' HCCL_BCAST_ALGO=CMA HCCL_ALLGATHER_ALGO=CMA \
+        HCCL_ALLTOALL_ALGO=CMA
+done
 
 if [ -n "$failed" ]; then
     echo "shm.sh: FAILED:$failed"

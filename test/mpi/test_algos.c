@@ -290,11 +290,11 @@ static const struct {
     {"allreduce", t_allreduce,
      {"RING", "RD", "DOUBLE_BINARY_TREE", "2D-TORUS", "H-D_R", "HIER", "DIRECT", NULL}},
     {"broadcast", t_broadcast, {"BINOMIAL", "PIPELINE", "SCATTER_ALLGATHER", "HIER", "DIRECT",
-                                NULL}},
+                                "CMA", NULL}},
     {"reduce", t_reduce, {"BINOMIAL", "RS_GATHER", NULL}},
     {"reducescatter", t_reducescatter, {"RING", "HD", "HIER", "DIRECT", NULL}},
-    {"allgather", t_allgather, {"RING", "RD", "BRUCK", "HIER", "DIRECT", NULL}},
-    {"alltoall", t_alltoall, {"PAIRWISE", "BRUCK", "DIRECT", NULL}},
+    {"allgather", t_allgather, {"RING", "RD", "BRUCK", "HIER", "DIRECT", "CMA", NULL}},
+    {"alltoall", t_alltoall, {"PAIRWISE", "BRUCK", "DIRECT", "CMA", NULL}},
 };
 
 /* A communicator over every rank with its own configuration: a

@@ -566,6 +566,26 @@ static const char *check_shm_step(const tc_t *t, uint32_t r, rank_t *k, uint32_t
         }
         return NULL;
     }
+    if (st->kind == HC_STEP_READ || st->kind == HC_STEP_WRITE) {
+        /* ours must be in our buffers; theirs in the same buffer of the
+         * peer (every collective with single-copy steps has equal sizes) */
+        const hc_loc_t mine = st->kind == HC_STEP_READ ? st->dst : st->a;
+        const hc_loc_t theirs = st->kind == HC_STEP_READ ? st->a : st->dst;
+        int ok = st->peer < t->n && st->peer != r && s->exposes;
+        ok = ok && mine.buf <= HC_BUF_TMP && theirs.buf < HC_BUF_TMP &&
+             (st->kind == HC_STEP_READ || theirs.buf == HC_BUF_RECV) &&
+             (st->kind == HC_STEP_WRITE || mine.buf != HC_BUF_SEND);
+        const uint64_t msize = mine.buf == HC_BUF_TMP ? s->tmp_bytes : k->bsize[mine.buf];
+        ok = ok && mine.off + st->bytes <= msize &&
+             theirs.off + st->bytes <= k->bsize[theirs.buf] && k->bufs[mine.buf] != NULL;
+        if (!ok) {
+            snprintf(msg, len, "rank %u step %u: bad %s (peer %u, buf %u +%llu, %llu B)", r, i,
+                     st->kind == HC_STEP_READ ? "READ" : "WRITE", st->peer, theirs.buf,
+                     (unsigned long long)theirs.off, (unsigned long long)st->bytes);
+            return msg;
+        }
+        return NULL;
+    }
     if (st->kind != HC_STEP_REDUCE_MULTI || st->src_off + st->nsrc > s->nsrcs ||
         (st->nsrc == 0 && (st->a.buf != HC_BUF_PEER || st->a.peer != HC_PEERS_ALL))) {
         snprintf(msg, len, "rank %u step %u: bad kind %u or sources", r, i, st->kind);
@@ -811,6 +831,12 @@ static const char *check_races(uint32_t r, rank_t *k, size_t es, char *msg, size
                 loc[nl] = st->a, wr[nl++] = 0;
                 loc[nl] = st->dst, wr[nl++] = 1;
                 break;
+            case HC_STEP_READ: /* ours only: the peer's side is ordered by flags */
+                loc[nl] = st->dst, wr[nl++] = 1;
+                break;
+            case HC_STEP_WRITE:
+                loc[nl] = st->a, wr[nl++] = 0;
+                break;
             default:
                 break;
             }
@@ -951,7 +977,8 @@ static int case_usable(const tc_t *t)
                         .count = t->count, .esize = vk_info[t->vk].es,
                         .dtype = vk_info[t->vk].dt, .op = vk_info[t->vk].op,
                         .in_place = t->in_place, .chunk_bytes = t->chunk,
-                        .shm_bytes = shm_half(t->seed), .topo = t->topo ? t->topo : &topo};
+                        .shm_bytes = shm_half(t->seed), .cma = 1,
+                        .topo = t->topo ? t->topo : &topo};
     if (t->algo->usable(&a) == NULL)
         return 1;
     n_skipped++;
@@ -1077,6 +1104,7 @@ static uint64_t run_case_timed(const tc_t *t)
             .deterministic = t->deterministic,
             .chunk_bytes = t->chunk,
             .shm_bytes = shm_half(t->seed),
+            .cma = 1, /* the loopback's ranks are one process: READ works */
             .scounts = k->sc,
             .sdispls = k->sd,
             .rcounts = k->rc,

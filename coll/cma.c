@@ -1,0 +1,174 @@
+/*
+ * coll/cma.c - single-copy algorithms for one host (CMA): a rank reads
+ * what it needs straight out of the peers' own buffers with the kernel's
+ * cross-memory attach (process_vm_readv; HC_STEP_READ), so every byte that
+ * changes rank is copied once, where the DIRECT algorithms copy it twice
+ * (into the owner's staging, out of it). Shared staging only carries the
+ * flags: IN ("my buffers' addresses are up", which the executor stores
+ * before any flag, coll.h HC_SEG_ADDR) and OUT ("done reading yours"); an
+ * owner returns only once every reader's OUT is up, so the user's buffers
+ * stay valid while they are read.
+ *
+ * Where it pays: the reader's copy is a system call that pins the
+ * source pages, about 1-2 us of fixed cost plus a copy at the kernel's
+ * speed, against two copies through staging whose lines move between the
+ * cores twice. On the Intel machine of docs/PERFORMANCE.md ("Single-copy
+ * reads") it beat the staging path from 16-64 KiB; the built-in table
+ * uses it there only (src/tune.c, when=intel).
+ *
+ * Availability: args->cma, which src/shm.c sets when every rank could read
+ * every other's memory at setup (ptrace rules permitting).
+ */
+#include <stdlib.h>
+
+#include "shm_util.h"
+
+enum { F_IN = 0, F_OUT = 1 };
+
+/* The frame every CMA schedule shares: the guard (our flags' half is free
+ * of operation e-2's readers), IN, the waits for the peers' IN. */
+static int32_t begin(hc_sched_t *s)
+{
+    hc_sched_need_seg(s, HC_SHM_FLAG(F_OUT + 1)); /* every rank takes an epoch */
+    s->exposes = 1;
+    const int32_t g = hc_shm_guard(s);
+    return hc_sched_publish(s, HC_SHM_FLAG(F_IN), 1, HC_DEPS(g));
+}
+
+/* ... and its end: OUT once every read is done, then every reader's OUT
+ * (the step returned). */
+static int32_t end(hc_sched_t *s, const int32_t *reads, uint32_t nreads)
+{
+    const int32_t j = hc_sched_nop(s, reads, nreads);
+    const int32_t out = hc_sched_publish(s, HC_SHM_FLAG(F_OUT), 1, HC_DEPS(j));
+    int32_t w[2];
+    hc_shm_wait_others(s, HC_SHM_FLAG(F_OUT), 1, 0, HC_DEPS(out), w);
+    return w[0];
+}
+
+const char *hc_cma_usable(const hc_coll_args_t *a)
+{
+    const char *why = hc_shm_usable(a);
+    if (why == NULL && a->nranks > 1 && !a->cma)
+        why = "no single-copy reads between the ranks (process_vm_readv refused at setup)";
+    return why;
+}
+
+/* AllGather: our block to RECV, every peer's block out of its SEND. */
+int hc_allgather_cma_build(const hc_coll_args_t *a, hc_sched_t *s)
+{
+    const uint32_t n = a->nranks, me = a->rank;
+    const uint64_t blk = a->count * a->esize;
+    s->algo = "allgather:CMA";
+    s->esize = a->esize;
+    if (blk == 0)
+        return HCCL_SUCCESS;
+    if (n == 1) {
+        hc_sched_copy(s, HC_RECV(0), HC_SEND(0), blk, HC_NODEPS);
+        return s->err;
+    }
+    if (!a->cma)
+        return HCCL_E_PARA;
+    int32_t *reads = malloc(n * sizeof(int32_t));
+    if (reads == NULL)
+        return HCCL_E_MEMORY;
+    const int32_t in = begin(s);
+    uint32_t k = 0;
+    for (uint32_t d = 1; d < n; d++) {
+        const uint32_t q = (me + d) % n;
+        int32_t w = hc_sched_wait(s, q, HC_SHM_FLAG(F_IN), 1, 0, HC_NODEPS);
+        reads[k++] = hc_sched_read(s, HC_RECV(q * blk), q, HC_SEND(0), blk, HC_DEPS(w, in));
+    }
+    hc_sched_copy(s, HC_RECV(me * blk), HC_SEND(0), blk, HC_NODEPS);
+    end(s, reads, k);
+    free(reads);
+    return s->err;
+}
+
+/* AlltoAll: our own block, and block `me` of every peer's SEND. In place
+ * (SEND is RECV) a peer may still read the block we would overwrite, so
+ * the reads land in scratch and move to RECV once every peer is done. */
+int hc_alltoall_cma_build(const hc_coll_args_t *a, hc_sched_t *s)
+{
+    const uint32_t n = a->nranks, me = a->rank;
+    const uint64_t blk = a->count * a->esize;
+    s->algo = "alltoall:CMA";
+    s->esize = a->esize;
+    if (blk == 0)
+        return HCCL_SUCCESS;
+    if (n == 1) {
+        hc_sched_copy(s, HC_RECV(0), HC_SEND(0), blk, HC_NODEPS);
+        return s->err;
+    }
+    if (!a->cma)
+        return HCCL_E_PARA;
+    int32_t *reads = malloc(n * sizeof(int32_t));
+    if (reads == NULL)
+        return HCCL_E_MEMORY;
+    const int32_t in = begin(s);
+    uint32_t k = 0;
+    if (a->in_place)
+        hc_sched_need_tmp(s, n * blk);
+    for (uint32_t d = 1; d < n; d++) {
+        const uint32_t q = (me + d) % n;
+        int32_t w = hc_sched_wait(s, q, HC_SHM_FLAG(F_IN), 1, 0, HC_NODEPS);
+        reads[k++] = hc_sched_read(s, a->in_place ? HC_TMP(q * blk) : HC_RECV(q * blk), q,
+                                   HC_SEND(me * blk), blk, HC_DEPS(w, in));
+    }
+    hc_sched_copy(s, HC_RECV(me * blk), HC_SEND(me * blk), blk, HC_NODEPS);
+    const int32_t all = end(s, reads, k);
+    for (uint32_t q = 0; a->in_place && q < n; q++)
+        if (q != me)
+            hc_sched_copy(s, HC_RECV(q * blk), HC_TMP(q * blk), blk, HC_DEPS(all));
+    free(reads);
+    return s->err;
+}
+
+/* The root's share of a Broadcast: it writes the tail of the buffer into
+ * every reader while the readers read the head out of its buffer, so that
+ * both sides copy at once; 1/n of the buffer each balances the root's n-1
+ * writes against a reader's read. Below SPLIT_MIN the extra wait costs
+ * more than the halved copy. */
+#define SPLIT_MIN (16u << 10)
+
+/* Broadcast: every reader copies the root's buffer; the root writes a
+ * share of it into each reader. */
+int hc_bcast_cma_build(const hc_coll_args_t *a, hc_sched_t *s)
+{
+    const uint32_t n = a->nranks, root = a->root;
+    const uint64_t es = a->esize, bytes = a->count * es;
+    s->algo = "broadcast:CMA";
+    s->esize = es;
+    if (bytes == 0 || n == 1)
+        return HCCL_SUCCESS;
+    if (!a->cma)
+        return HCCL_E_PARA;
+    const uint64_t tail = bytes >= SPLIT_MIN ? a->count / n * es : 0;
+    const uint64_t head = bytes - tail;
+    const int32_t in = begin(s);
+    int32_t w[2];
+    if (a->rank == root) {
+        if (tail == 0) {
+            hc_shm_wait_others(s, HC_SHM_FLAG(F_OUT), 1, 0, HC_DEPS(in), w);
+            return s->err;
+        }
+        int32_t *writes = malloc(n * sizeof(int32_t));
+        if (writes == NULL)
+            return HCCL_E_MEMORY;
+        uint32_t k = 0;
+        for (uint32_t d = 1; d < n; d++) {
+            const uint32_t q = (root + d) % n;
+            int32_t wq = hc_sched_wait(s, q, HC_SHM_FLAG(F_IN), 1, 0, HC_NODEPS);
+            writes[k++] = hc_sched_write(s, q, HC_RECV(head), HC_RECV(head), tail, HC_DEPS(wq, in));
+        }
+        end(s, writes, k);
+        free(writes);
+        return s->err;
+    }
+    int32_t wr = hc_sched_wait(s, root, HC_SHM_FLAG(F_IN), 1, 0, HC_NODEPS);
+    int32_t r = hc_sched_read(s, HC_RECV(0), root, HC_RECV(0), head, HC_DEPS(wr));
+    int32_t out = hc_sched_publish(s, HC_SHM_FLAG(F_OUT), 1, HC_DEPS(r, in));
+    if (tail) /* the root is done writing into our buffer */
+        hc_sched_wait(s, root, HC_SHM_FLAG(F_OUT), 1, 0, HC_DEPS(out));
+    return s->err;
+}
