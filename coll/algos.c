@@ -39,6 +39,10 @@ static const hc_algo_t allreduce_algos[HC_ALLREDUCE_LAST] = {
      .desc = "Rabenseifner: recursive-halving reduce-scatter + recursive-doubling "
              "allgather (fix-up for non-powers of two)",
      .build = hc_allreduce_hd_build, .usable = NULL, .flags = HC_ALGO_F_DET},
+    {.id = HC_ALLREDUCE_CMA, .name = "CMA", .alias = NULL,
+     .desc = "one host, 2 ranks, out of place: each rank reduces half, reading the peer's "
+             "half with process_vm_readv, then reads the peer's result (coll/cma.c)",
+     .build = hc_allreduce_cma_build, .usable = hc_allreduce_cma_usable},
 };
 
 static const hc_algo_t bcast_algos[HC_BCAST_LAST] = {

@@ -17,7 +17,8 @@
 /* Table indices (hc_algo_t.id). The first entry of a table is its default
  * until src/tune.c selects by size and topology. */
 enum { HC_ALLREDUCE_RING, HC_ALLREDUCE_RD, HC_ALLREDUCE_HIER, HC_ALLREDUCE_DIRECT,
-       HC_ALLREDUCE_DBTREE, HC_ALLREDUCE_TORUS2D, HC_ALLREDUCE_HD, HC_ALLREDUCE_LAST };
+       HC_ALLREDUCE_DBTREE, HC_ALLREDUCE_TORUS2D, HC_ALLREDUCE_HD, HC_ALLREDUCE_CMA,
+       HC_ALLREDUCE_LAST };
 enum { HC_BCAST_BINOMIAL, HC_BCAST_HIER, HC_BCAST_PIPELINE, HC_BCAST_SCATTER_ALLGATHER,
        HC_BCAST_DIRECT, HC_BCAST_CMA, HC_BCAST_LAST };
 enum { HC_REDUCE_BINOMIAL, HC_REDUCE_RS_GATHER, HC_REDUCE_LAST };
@@ -43,6 +44,8 @@ const char *hc_reducescatter_direct_usable(const hc_coll_args_t *args);
 int hc_alltoall_direct_build(const hc_coll_args_t *args, hc_sched_t *s);
 const char *hc_alltoall_direct_usable(const hc_coll_args_t *args);
 /* single-copy reads out of the peers' buffers (coll/cma.c) */
+int hc_allreduce_cma_build(const hc_coll_args_t *args, hc_sched_t *s);
+const char *hc_allreduce_cma_usable(const hc_coll_args_t *args);
 int hc_allgather_cma_build(const hc_coll_args_t *args, hc_sched_t *s);
 int hc_alltoall_cma_build(const hc_coll_args_t *args, hc_sched_t *s);
 int hc_bcast_cma_build(const hc_coll_args_t *args, hc_sched_t *s);

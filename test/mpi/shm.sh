@@ -11,7 +11,8 @@
 #     staging, every communicator must agree to do without (the forced
 #     DIRECT algorithms fall back to the defaults);
 #  4. test_coll on 2 and 3 ranks with the single-copy algorithms (coll/cma.c)
-#     forced for Broadcast, AllGather and AlltoAll: the log must say that
+#     forced for AllReduce, Broadcast, AllGather and AlltoAll (AllReduce's
+#     falls back at 3 ranks and in place): the log must say that
 #     the ranks can read each other's memory.
 # Each run must also log that shared staging was (1, 2) or was not (3) set
 # up, so a fast path that silently stopped being used fails here.
@@ -56,7 +57,7 @@ run tcp-np2 2 'no shared staging (rank [0-9]*: a peer.s segment is unreachable' 
     UCX_TLS=tcp,self
 for np in 2 3; do
     run cma-np$np $np 'single-copy reads on' HCCL_BCAST_ALGO=CMA HCCL_ALLGATHER_ALGO=CMA \
-        HCCL_ALLTOALL_ALGO=CMA
+        HCCL_ALLTOALL_ALGO=CMA HCCL_ALLREDUCE_ALGO=CMA
 done
 
 if [ -n "$failed" ]; then

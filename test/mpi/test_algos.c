@@ -288,7 +288,7 @@ static const struct {
     const char *names[12];
 } cases[] = {
     {"allreduce", t_allreduce,
-     {"RING", "RD", "DOUBLE_BINARY_TREE", "2D-TORUS", "H-D_R", "HIER", "DIRECT", NULL}},
+     {"RING", "RD", "DOUBLE_BINARY_TREE", "2D-TORUS", "H-D_R", "HIER", "DIRECT", "CMA", NULL}},
     {"broadcast", t_broadcast, {"BINOMIAL", "PIPELINE", "SCATTER_ALLGATHER", "HIER", "DIRECT",
                                 "CMA", NULL}},
     {"reduce", t_reduce, {"BINOMIAL", "RS_GATHER", NULL}},
