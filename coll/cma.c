@@ -1,13 +1,14 @@
 /*
  * coll/cma.c - single-copy algorithms for one host (CMA): a rank reads
  * what it needs straight out of the peers' own buffers with the kernel's
- * cross-memory attach (process_vm_readv; HC_STEP_READ), so every byte that
- * changes rank is copied once, where the DIRECT algorithms copy it twice
- * (into the owner's staging, out of it). Shared staging only carries the
- * flags: IN ("my buffers' addresses are up", which the executor stores
- * before any flag, coll.h HC_SEG_ADDR) and OUT ("done reading yours"); an
- * owner returns only once every reader's OUT is up, so the user's buffers
- * stay valid while they are read.
+ * cross-memory attach (process_vm_readv; HC_STEP_READ), or writes into
+ * theirs (process_vm_writev; HC_STEP_WRITE), so every byte that changes
+ * rank is copied once, where the DIRECT algorithms copy it twice (into the
+ * owner's staging, out of it). Shared staging only carries the flags: IN
+ * ("my buffers' addresses are up", which the executor stores before any
+ * flag, coll.h HC_SEG_ADDR) and OUT ("done with your buffers"); a rank
+ * returns only once every peer's OUT is up, so its buffers stay valid
+ * while peers read or write them.
  *
  * Where it pays: the reader's copy is a system call that pins the
  * source pages, about 1-2 us of fixed cost plus a copy at the kernel's
@@ -25,18 +26,18 @@
 
 enum { F_IN = 0, F_OUT = 1 };
 
-/* The frame every CMA schedule shares: the guard (our flags' half is free
- * of operation e-2's readers), IN, the waits for the peers' IN. */
+/* The start every CMA schedule shares: the guard (our flags' half is free
+ * of operation e-2's readers), then IN. */
 static int32_t begin(hc_sched_t *s)
 {
-    hc_sched_need_seg(s, HC_SHM_FLAG(F_OUT + 2)); /* every rank takes an epoch */
+    hc_sched_need_seg(s, HC_SHM_FLAG(F_OUT + 1)); /* every rank takes an epoch */
     s->exposes = 1;
     const int32_t g = hc_shm_guard(s);
     return hc_sched_publish(s, HC_SHM_FLAG(F_IN), 1, HC_DEPS(g));
 }
 
-/* ... and its end: OUT once every read is done, then every reader's OUT
- * (the step returned). */
+/* ... and the end: OUT once our reads (or writes) are done, then every
+ * peer's OUT (the step returned). */
 static int32_t end(hc_sched_t *s, const int32_t *reads, uint32_t nreads)
 {
     const int32_t j = hc_sched_nop(s, reads, nreads);

@@ -53,7 +53,7 @@ static const char builtin_text[] =
     "broadcast      256KB-*    *     HIER               when=hier\n"
     "# one host, Intel CPUs: single-copy reads where they beat staging\n"
     "allreduce      32KB-*     2     CMA                when=intel\n"
-    "broadcast      16KB-*     2     CMA                when=intel\n"
+    "broadcast      8KB-*      2     CMA                when=intel\n"
     "allgather      16KB-*     2     CMA                when=intel\n"
     "alltoall       32KB-*     2     CMA                when=intel\n"
     "alltoall       64KB-*     3-*   CMA                when=intel\n"
