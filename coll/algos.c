@@ -40,8 +40,8 @@ static const hc_algo_t allreduce_algos[HC_ALLREDUCE_LAST] = {
              "allgather (fix-up for non-powers of two)",
      .build = hc_allreduce_hd_build, .usable = NULL, .flags = HC_ALGO_F_DET},
     {.id = HC_ALLREDUCE_CMA, .name = "CMA", .alias = NULL,
-     .desc = "one host, 2 ranks, out of place: each rank reduces half, reading the peer's "
-             "half with process_vm_readv, then reads the peer's result (coll/cma.c)",
+     .desc = "one host, 2 ranks: each rank reduces half, reading the peer's half with "
+             "process_vm_readv and writing the result into the peer (coll/cma.c)",
      .build = hc_allreduce_cma_build, .usable = hc_allreduce_cma_usable},
 };
 

@@ -52,6 +52,8 @@ const char *hc_cma_usable(const hc_coll_args_t *a)
     const char *why = hc_shm_usable(a);
     if (why == NULL && a->nranks > 1 && !a->cma)
         why = "no single-copy reads between the ranks (process_vm_readv refused at setup)";
+    if (why == NULL && a->iov)
+        why = "buffers given as a scatter/gather list";
     return why;
 }
 
@@ -86,13 +88,15 @@ int hc_allgather_cma_build(const hc_coll_args_t *a, hc_sched_t *s)
     return s->err;
 }
 
-/* AllReduce at 2 ranks, out of place: each rank reduces half of the
- * vector, chunk by chunk: it reads the peer's SEND chunk into RECV, folds
- * its own SEND chunk in while that is in cache, and writes the result into
- * the peer's RECV (pushing it from cache was 1.1-1.5x faster than the peer
- * pulling it out of ours at 32 KiB - 32 MiB, docs/PERFORMANCE.md). Every
- * element is folded once, in rank order, so both ranks hold the same bits.
- * OUT then says "done with your buffers" both ways. */
+/* AllReduce at 2 ranks: each rank reduces half of the vector, chunk by
+ * chunk: it reads the peer's SEND chunk (into RECV, or in place into a
+ * scratch chunk), folds its own SEND chunk in while that is in cache, and
+ * writes the result into the peer's RECV (pushing it from cache was
+ * 1.1-1.5x faster than the peer pulling it out of ours at 32 KiB - 32 MiB,
+ * docs/PERFORMANCE.md). In place, the chunk we write into the peer is the
+ * one we read from it just before, which only we touch. Every element is
+ * folded once, in rank order, so both ranks hold the same bits. OUT then
+ * says "done with your buffers" both ways. */
 #define AR_CHUNK (256u << 10)
 
 int hc_allreduce_cma_build(const hc_coll_args_t *a, hc_sched_t *s)
@@ -107,13 +111,15 @@ int hc_allreduce_cma_build(const hc_coll_args_t *a, hc_sched_t *s)
         hc_sched_copy(s, HC_RECV(0), HC_SEND(0), count * es, HC_NODEPS);
         return s->err;
     }
-    if (!a->cma || n != 2 || a->in_place)
+    if (!a->cma || n != 2)
         return HCCL_E_PARA;
     const uint32_t peer = 1 - me;
     const uint64_t b0 = hc_block_start(count, 2, me) * es, bl = hc_block_len(count, 2, me) * es;
     uint64_t ce = (a->chunk_bytes ? a->chunk_bytes : AR_CHUNK) / es * es;
     if (ce == 0)
         ce = es;
+    if (a->in_place)
+        hc_sched_need_tmp(s, ce < bl ? ce : bl);
     int32_t *writes = malloc((bl / ce + 2) * sizeof(int32_t));
     if (writes == NULL)
         return HCCL_E_MEMORY;
@@ -124,10 +130,11 @@ int hc_allreduce_cma_build(const hc_coll_args_t *a, hc_sched_t *s)
     for (uint64_t o = 0; o < bl; o += ce) {
         const uint64_t len = bl - o > ce ? ce : bl - o;
         const hc_loc_t mine = HC_RECV(b0 + o), own = HC_SEND(b0 + o);
-        const int32_t r = hc_sched_read(s, mine, peer, own, len, HC_DEPS(wi, in, last));
+        const hc_loc_t theirs = a->in_place ? HC_TMP(0) : mine;
+        const int32_t r = hc_sched_read(s, theirs, peer, own, len, HC_DEPS(wi, in, last));
         /* rank order: rank 0's operand first */
-        const int32_t f = me == 0 ? hc_sched_reduce(s, mine, own, mine, len, HC_DEPS(r))
-                                  : hc_sched_reduce(s, mine, mine, own, len, HC_DEPS(r));
+        const int32_t f = me == 0 ? hc_sched_reduce(s, mine, own, theirs, len, HC_DEPS(r))
+                                  : hc_sched_reduce(s, mine, theirs, own, len, HC_DEPS(r));
         writes[nw++] = last = hc_sched_write(s, peer, mine, mine, len, HC_DEPS(f));
     }
     end(s, writes, nw);
@@ -140,8 +147,6 @@ const char *hc_allreduce_cma_usable(const hc_coll_args_t *a)
     const char *why = hc_cma_usable(a);
     if (why == NULL && a->nranks > 2)
         why = "more than 2 ranks";
-    if (why == NULL && a->in_place)
-        why = "in place";
     return why;
 }
 

@@ -267,6 +267,8 @@ typedef struct hc_coll_args {
                              * rank can reach; 0 = no shared memory (coll.h top) */
     int cma;                /* with shm_bytes: every rank can read every other's
                              * memory (process_vm_readv): HC_STEP_READ works */
+    int iov;                /* SEND and RECV are scatter/gather lists (fused
+                             * AllReduce, src/fusion.c): no READ or WRITE steps */
     /* ALLTOALLV: arrays of nranks entries, in elements */
     const uint64_t *scounts, *sdispls, *rcounts, *rdispls;
     const hc_topo_view_t *topo; /* never NULL */

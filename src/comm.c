@@ -765,7 +765,7 @@ static int op_begin(hc_comm_t *c, const hc_op_t *op_in, hc_running_t *r, uint32_
     int rc;
     hc_sched_entry_t *ent = NULL;
     if (c->memo.ent && mk->count == a->count && mk->coll == a->coll && mk->dtype == a->dtype &&
-        mk->op == a->op && mk->in_place == a->in_place && mk->root == a->root &&
+        mk->op == a->op && mk->in_place == a->in_place && mk->root == a->root && mk->iov == a->iov &&
         !c->memo.ent->busy && memcmp(&c->memo.ent->key, mk, sizeof(*mk)) == 0) {
         /* the same operation as last time: the same algorithm and entry */
         algo = c->memo.algo;
@@ -781,6 +781,7 @@ static int op_begin(hc_comm_t *c, const hc_op_t *op_in, hc_running_t *r, uint32_
         k.dtype = (uint8_t)a->dtype;
         k.op = (uint8_t)a->op;
         k.in_place = (uint8_t)a->in_place;
+        k.iov = (uint8_t)a->iov;
         k.valid = 1;
         k.root = a->root;
         k.count = a->count;

@@ -179,6 +179,7 @@ static int unit_run(multi_t *m, uint32_t k)
         o.niov = u->n;
     }
     o.args.in_place = u->gather ? u->in_place : send == recv;
+    o.args.iov = u->gather;
     o.has_seq = 1;
     o.seq = hc_seq_nth(m->seq0, k);
     o.ticket = m->ticket0 == HC_NO_TICKET ? HC_NO_TICKET : m->ticket0 + k;
@@ -436,6 +437,7 @@ static int direct_for(multi_t *m, uint64_t count, int in_place)
     a.esize = m->es;
     a.op = m->op;
     a.in_place = in_place;
+    a.iov = 1; /* what a gathered unit would be */
     const hc_algo_t *algo = hc_comm_select(m->t.c, &a);
     return algo && algo->id == HC_ALLREDUCE_DIRECT;
 }
