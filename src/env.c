@@ -90,6 +90,9 @@ static const hc_env_var_t env_table[] = {
               "tensors); auto = 64MB; at most half of HCCL_BUFFSIZE"},
     {.name = "HCCL_OVERLAP_MEMCPY", .type = HC_ENV_BOOL, .def = "1", FIELD(overlap_memcpy),
      .help = "1: fusion pack/unpack and staging copies overlap with transfers"},
+    {.name = "HCCL_SINGLE_COPY", .type = HC_ENV_BOOL, .def = "1", FIELD(single_copy),
+     .help = "0: no single-copy (CMA) reads between the processes of one host; the CMA "
+             "algorithms fall back to DIRECT"},
     {.name = "HCCL_MAX_CONCURRENT", .type = HC_ENV_UINT, .def = "4", .min = 1, .max = 1024,
      FIELD(max_concurrent), .help = "operations in flight per stream"},
     /* bootstrap and failures */

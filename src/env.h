@@ -40,6 +40,7 @@ typedef struct hc_config {
     uint64_t buffsize;                 /* bytes: HCCL_BUFFSIZE (MB) / HCCL_BUFFER_SIZE */
     uint64_t fusion_threshold;         /* HCCL_FUSION_THRESHOLD, 0 = auto */
     int overlap_memcpy;                /* HCCL_OVERLAP_MEMCPY */
+    int single_copy;                   /* HCCL_SINGLE_COPY */
     uint32_t max_concurrent;           /* HCCL_MAX_CONCURRENT */
     /* bootstrap and failures */
     double connect_timeout;            /* HCCL_CONNECT_TIMEOUT, s */

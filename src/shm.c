@@ -330,7 +330,11 @@ void hc_shm_comm_setup(hc_comm_t *c)
         }
         mine->half = s->half;
         mine->off = slot == UINT32_MAX ? 0 : (uint64_t)slot * 2 * s->half;
-        mine->cma = (uint32_t)probe_cma(c);
+        if (c->cfg->single_copy)
+            mine->cma = (uint32_t)probe_cma(c);
+        else
+            HC_INFO(HC_SUB_TRANSPORT, "comm %s: no single-copy reads (HCCL_SINGLE_COPY=0)",
+                    c->name);
         mine->epoch = s->epoch_hw + 1;
         pthread_mutex_unlock(&ctx->lock);
     }

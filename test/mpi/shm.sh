@@ -13,7 +13,9 @@
 #  4. test_coll on 2 and 3 ranks with the single-copy algorithms (coll/cma.c)
 #     forced for AllReduce, Broadcast, AllGather and AlltoAll (AllReduce's
 #     falls back at 3 ranks and in place): the log must say that
-#     the ranks can read each other's memory.
+#     the ranks can read each other's memory;
+#  5. the same on 2 ranks with HCCL_SINGLE_COPY=0: the forced CMA algorithms
+#     must fall back (and say so) and give the same results.
 # Each run must also log that shared staging was (1, 2) or was not (3) set
 # up, so a fast path that silently stopped being used fails here.
 set -u
@@ -59,6 +61,8 @@ for np in 2 3; do
     run cma-np$np $np 'single-copy reads on' HCCL_BCAST_ALGO=CMA HCCL_ALLGATHER_ALGO=CMA \
         HCCL_ALLTOALL_ALGO=CMA HCCL_ALLREDUCE_ALGO=CMA
 done
+run cma-off-np2 2 'single-copy reads off' HCCL_BCAST_ALGO=CMA HCCL_ALLGATHER_ALGO=CMA \
+    HCCL_ALLTOALL_ALGO=CMA HCCL_ALLREDUCE_ALGO=CMA HCCL_SINGLE_COPY=0
 
 if [ -n "$failed" ]; then
     echo "shm.sh: FAILED:$failed"

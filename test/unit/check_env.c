@@ -168,6 +168,7 @@ static const var_case_t cases[] = {
     {"HCCL_BUFFER_SIZE", "1GB", K_U64, 1ull << 30, 0, NULL, "1KB"},
     {"HCCL_FUSION_THRESHOLD", "16MB", K_U64, 16 << 20, 0, NULL, "-1"},
     {"HCCL_OVERLAP_MEMCPY", "off", K_INT, 0, 0, NULL, "disabled"},
+    {"HCCL_SINGLE_COPY", "0", K_INT, 0, 0, NULL, "sometimes"},
     {"HCCL_MAX_CONCURRENT", "16", K_INT, 16, 0, NULL, "0"},
     {"HCCL_CONNECT_TIMEOUT", "2.5", K_DBL, 0, 2.5, NULL, "1e3"},
     {"HCCL_EXEC_TIMEOUT", "0", K_DBL, 0, 0.0, NULL, "-5"},
