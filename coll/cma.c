@@ -57,37 +57,6 @@ const char *hc_cma_usable(const hc_coll_args_t *a)
     return why;
 }
 
-/* AllGather: our block to RECV, every peer's block out of its SEND. */
-int hc_allgather_cma_build(const hc_coll_args_t *a, hc_sched_t *s)
-{
-    const uint32_t n = a->nranks, me = a->rank;
-    const uint64_t blk = a->count * a->esize;
-    s->algo = "allgather:CMA";
-    s->esize = a->esize;
-    if (blk == 0)
-        return HCCL_SUCCESS;
-    if (n == 1) {
-        hc_sched_copy(s, HC_RECV(0), HC_SEND(0), blk, HC_NODEPS);
-        return s->err;
-    }
-    if (!a->cma)
-        return HCCL_E_PARA;
-    int32_t *reads = malloc(n * sizeof(int32_t));
-    if (reads == NULL)
-        return HCCL_E_MEMORY;
-    const int32_t in = begin(s);
-    uint32_t k = 0;
-    for (uint32_t d = 1; d < n; d++) {
-        const uint32_t q = (me + d) % n;
-        int32_t w = hc_sched_wait(s, q, HC_SHM_FLAG(F_IN), 1, 0, HC_NODEPS);
-        reads[k++] = hc_sched_read(s, HC_RECV(q * blk), q, HC_SEND(0), blk, HC_DEPS(w, in));
-    }
-    hc_sched_copy(s, HC_RECV(me * blk), HC_SEND(0), blk, HC_NODEPS);
-    end(s, reads, k);
-    free(reads);
-    return s->err;
-}
-
 /* AllReduce at 2 ranks: each rank reduces half of the vector, chunk by
  * chunk: it reads the peer's SEND chunk (into RECV, or in place into a
  * scratch chunk), folds its own SEND chunk in while that is in cache, and
@@ -150,14 +119,17 @@ const char *hc_allreduce_cma_usable(const hc_coll_args_t *a)
     return why;
 }
 
-/* AlltoAll: our own block, and block `me` of every peer's SEND. In place
- * (SEND is RECV) a peer may still read the block we would overwrite, so
- * the reads land in scratch and move to RECV once every peer is done. */
-int hc_alltoall_cma_build(const hc_coll_args_t *a, hc_sched_t *s)
+/* AllGather and AlltoAll: our own block to RECV, and from every peer q its
+ * SEND block for us (AllGather: its only block; AlltoAll: block `me`) into
+ * RECV block q. An in-place AlltoAll's reads land in scratch and move to
+ * RECV once every peer is done: a peer may still read the block we would
+ * overwrite (an in-place AllGather reads and writes different blocks). */
+static int blocks(const hc_coll_args_t *a, hc_sched_t *s, int a2a)
 {
     const uint32_t n = a->nranks, me = a->rank;
     const uint64_t blk = a->count * a->esize;
-    s->algo = "alltoall:CMA";
+    const uint64_t from = a2a ? me * blk : 0; /* where our block is in a SEND */
+    const int scratch = a2a && a->in_place;
     s->esize = a->esize;
     if (blk == 0)
         return HCCL_SUCCESS;
@@ -170,23 +142,35 @@ int hc_alltoall_cma_build(const hc_coll_args_t *a, hc_sched_t *s)
     int32_t *reads = malloc(n * sizeof(int32_t));
     if (reads == NULL)
         return HCCL_E_MEMORY;
+    if (scratch)
+        hc_sched_need_tmp(s, n * blk);
     const int32_t in = begin(s);
     uint32_t k = 0;
-    if (a->in_place)
-        hc_sched_need_tmp(s, n * blk);
     for (uint32_t d = 1; d < n; d++) {
         const uint32_t q = (me + d) % n;
         int32_t w = hc_sched_wait(s, q, HC_SHM_FLAG(F_IN), 1, 0, HC_NODEPS);
-        reads[k++] = hc_sched_read(s, a->in_place ? HC_TMP(q * blk) : HC_RECV(q * blk), q,
-                                   HC_SEND(me * blk), blk, HC_DEPS(w, in));
+        reads[k++] = hc_sched_read(s, scratch ? HC_TMP(q * blk) : HC_RECV(q * blk), q,
+                                   HC_SEND(from), blk, HC_DEPS(w, in));
     }
-    hc_sched_copy(s, HC_RECV(me * blk), HC_SEND(me * blk), blk, HC_NODEPS);
+    hc_sched_copy(s, HC_RECV(me * blk), HC_SEND(from), blk, HC_NODEPS);
     const int32_t all = end(s, reads, k);
-    for (uint32_t q = 0; a->in_place && q < n; q++)
+    for (uint32_t q = 0; scratch && q < n; q++)
         if (q != me)
             hc_sched_copy(s, HC_RECV(q * blk), HC_TMP(q * blk), blk, HC_DEPS(all));
     free(reads);
     return s->err;
+}
+
+int hc_allgather_cma_build(const hc_coll_args_t *a, hc_sched_t *s)
+{
+    s->algo = "allgather:CMA";
+    return blocks(a, s, 0);
+}
+
+int hc_alltoall_cma_build(const hc_coll_args_t *a, hc_sched_t *s)
+{
+    s->algo = "alltoall:CMA";
+    return blocks(a, s, 1);
 }
 
 /* The root's share of a Broadcast: it writes the tail of the buffer into
