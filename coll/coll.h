@@ -183,6 +183,9 @@ typedef struct hc_sched {
                          * peers' READ steps (HC_SEG_ADDR) */
     uint8_t waits_all;  /* has a WAIT on HC_PEERS_ALL with ago 0 (coll.h top) */
     uint64_t recv_end;  /* end of the highest RECV range a local step writes */
+    uint8_t nt_recv;    /* COPY and REDUCE_MULTI steps write RECV (from HC_COLD_MIN
+                         * bytes) with non-temporal stores: it is larger than the
+                         * caches (args->nt_recv; src/exec.c cold_split) */
     uint64_t gen;       /* changes with every step added (process-wide unique): the
                          * executor keeps its dependency index per generation */
     size_t esize;       /* element size, for REDUCE */
@@ -269,6 +272,8 @@ typedef struct hc_coll_args {
                              * memory (process_vm_readv): HC_STEP_READ works */
     int iov;                /* SEND and RECV are scatter/gather lists (fused
                              * AllReduce, src/fusion.c): no READ or WRITE steps */
+    int nt_recv;            /* the tuning rule's option nt: copies and folds into
+                             * RECV use non-temporal stores (hc_sched_t.nt_recv) */
     /* ALLTOALLV: arrays of nranks entries, in elements */
     const uint64_t *scounts, *sdispls, *rcounts, *rdispls;
     const hc_topo_view_t *topo; /* never NULL */

@@ -25,6 +25,7 @@ void hc_sched_reset(hc_sched_t *s)
     s->exposes = 0;
     s->waits_all = 0;
     s->recv_end = 0;
+    s->nt_recv = 0;
     s->err = HCCL_SUCCESS;
     s->algo = NULL;
 }

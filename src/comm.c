@@ -771,6 +771,7 @@ static int op_begin(hc_comm_t *c, const hc_op_t *op_in, hc_running_t *r, uint32_
         algo = c->memo.algo;
         k = *mk;
         a->chunk_bytes = k.chunk;
+        a->nt_recv = k.nt;
         ent = c->memo.ent;
         ent->last_use = ++c->use_clock;
     } else {
@@ -782,6 +783,7 @@ static int op_begin(hc_comm_t *c, const hc_op_t *op_in, hc_running_t *r, uint32_
         k.op = (uint8_t)a->op;
         k.in_place = (uint8_t)a->in_place;
         k.iov = (uint8_t)a->iov;
+        k.nt = (uint8_t)a->nt_recv;
         k.valid = 1;
         k.root = a->root;
         k.count = a->count;
@@ -810,6 +812,7 @@ static int op_begin(hc_comm_t *c, const hc_op_t *op_in, hc_running_t *r, uint32_
             goto fail_locked;
         }
         ent->sched.algo = algo->name;
+        ent->sched.nt_recv = (uint8_t)a->nt_recv;
         ent->xnode_bytes = hc_topo_xnode_bytes(c->topo, c->rank, &ent->sched);
         size_t need = hc_exec_ws_size(&ent->sched);
         if (need > ent->ws_size) {

@@ -26,7 +26,7 @@ struct hc_tune;
 #define HC_SCHED_CACHE 64
 
 typedef struct hc_sched_key {
-    uint8_t coll, algo, dtype, op, in_place, valid, iov;
+    uint8_t coll, algo, dtype, op, in_place, valid, iov, nt;
     uint32_t root;
     uint64_t count, chunk;
 } hc_sched_key_t;

@@ -221,11 +221,16 @@ HC_HOT static inline int wait_done(const hc_exec_t *e, const hc_step_t *t, hc_xf
 /* A destination in RECV of at least HC_COLD_MIN bytes (cold.h): the first
  * HC_COLD_SAMPLE bytes go with ordinary stores, timed; if they were slow
  * (lines another core holds), the rest goes with non-temporal stores.
- * cold_split returns the bytes to write ordinarily first (all, or the
- * sample); cold_streams, after them, whether the rest streams. */
+ * cold_split returns the bytes to write ordinarily first (all, the sample,
+ * or none: a schedule with nt_recv streams all of it, no sample);
+ * cold_streams, after them, whether the rest streams. */
 static size_t cold_split(const hc_exec_t *e, const hc_step_t *t, uint64_t *t0)
 {
-    if (t->dst.buf != HC_BUF_RECV || t->bytes < HC_COLD_MIN || e->s->recv_end > HC_COLD_MAX_RECV)
+    if (t->dst.buf != HC_BUF_RECV || t->bytes < HC_COLD_MIN)
+        return t->bytes;
+    if (e->s->nt_recv)
+        return 0;
+    if (e->s->recv_end > HC_COLD_MAX_RECV)
         return t->bytes;
     *t0 = hc_tsc();
     return HC_COLD_SAMPLE;
@@ -233,7 +238,7 @@ static size_t cold_split(const hc_exec_t *e, const hc_step_t *t, uint64_t *t0)
 
 static int cold_streams(hc_exec_t *e, uint64_t t0, size_t head)
 {
-    if (!hc_lines_slow(hc_tsc() - t0, head))
+    if (!e->s->nt_recv && !hc_lines_slow(hc_tsc() - t0, head))
         return 0;
     e->nt_stores = 1; /* the next PUBLISH fences */
     return 1;
@@ -627,6 +632,13 @@ HC_HOT int hc_exec_progress(hc_exec_t *e)
         e->lo++;
     if (e->ndone == s->nsteps) {
         e->status = HCCL_SUCCESS;
+#if defined(__x86_64__) || defined(__i386__)
+        /* RECV written with non-temporal stores after the last PUBLISH:
+         * complete before the caller tells anyone (or a peer reads it) */
+        if (e->nt_stores)
+            __builtin_ia32_sfence();
+        e->nt_stores = 0;
+#endif
         /* completion flag: this rank no longer reads any peer's half */
         if (e->half)
             __atomic_store_n((uint64_t *)e->base[HC_BUF_SEG], e->epoch << 32, __ATOMIC_RELEASE);

@@ -51,6 +51,15 @@ static const char builtin_text[] =
     "reducescatter  64KB-*     *     HIER               when=hier\n"
     "allgather      64KB-*     *     HIER               when=hier\n"
     "broadcast      256KB-*    *     HIER               when=hier\n"
+    "# one host, Intel CPUs: large messages through staging, streamed into RECV\n"
+    "allreduce      16MB-*     2     DIRECT chunk=1MB nt when=intel\n"
+    "allreduce      8MB-*      3-*   DIRECT nt          when=intel\n"
+    "reducescatter  16MB-*     2     DIRECT nt          when=intel\n"
+    "allgather      16MB-*     2     DIRECT nt          when=intel\n"
+    "allgather      2MB-*      3-*   DIRECT nt          when=intel\n"
+    "broadcast      8MB-*      3-*   DIRECT nt          when=intel\n"
+    "alltoall       16MB-*     2     DIRECT nt          when=intel\n"
+    "alltoall       8MB-64MB   3-*   DIRECT nt          when=intel\n"
     "# one host, Intel CPUs: single-copy reads where they beat staging\n"
     "allreduce      32KB-*     2     CMA                when=intel\n"
     "broadcast      8KB-*      2     CMA                when=intel\n"
@@ -102,6 +111,7 @@ typedef struct hc_rule {
     uint64_t lo, hi;   /* message bytes [lo, hi); hi = UINT64_MAX: no bound */
     uint64_t chunk;    /* 0: the algorithm's default (HCCL_*_CHUNK_SIZE) */
     uint32_t rlo, rhi; /* ranks [rlo, rhi] */
+    uint8_t nt;        /* option nt: RECV written with non-temporal stores */
     uint32_t line;     /* in its source */
     const char *origin; /* file name (SRC_FILE) */
     uint8_t coll, when, src, noted;
@@ -253,7 +263,7 @@ static int parse_line(char *line, hc_rule_t *r, char *why, size_t wl)
     if (nt == 0)
         return 1;
     if (nt < 4) {
-        snprintf(why, wl, "expected: collective bytes ranks ALGORITHM [chunk=SIZE] [when=COND]");
+        snprintf(why, wl, "expected: collective bytes ranks ALGORITHM [chunk=SIZE] [nt] [when=COND]");
         return -1;
     }
     hc_coll_t c;
@@ -298,6 +308,8 @@ static int parse_line(char *line, hc_rule_t *r, char *why, size_t wl)
                 snprintf(why, wl, "bad chunk size '%s'", tok[i] + 6);
                 return -1;
             }
+        } else if (strcasecmp(tok[i], "nt") == 0) {
+            r->nt = 1;
         } else if (strncasecmp(tok[i], "when=", 5) == 0) {
             char *s2 = NULL;
             for (char *w = strtok_r(tok[i] + 5, ",", &s2); w; w = strtok_r(NULL, ",", &s2)) {
@@ -320,7 +332,7 @@ static int parse_line(char *line, hc_rule_t *r, char *why, size_t wl)
                 }
             }
         } else {
-            snprintf(why, wl, "unknown option '%s' (chunk=SIZE, when=COND)", tok[i]);
+            snprintf(why, wl, "unknown option '%s' (chunk=SIZE, nt, when=COND)", tok[i]);
             return -1;
         }
     }
@@ -761,8 +773,8 @@ static void rule_text(const hc_rule_t *r, char *buf, size_t len)
         snprintf(range, sizeof(range), "*");
     else
         snprintf(range, sizeof(range), "%s-%s", lo, hi);
-    snprintf(buf, len, "%-13s %-12s %-6s %s%s%s  # %s", hc_coll_name((hc_coll_t)r->coll), range,
-             rr, r->algo->name, ch, wh, src);
+    snprintf(buf, len, "%-13s %-12s %-6s %s%s%s%s  # %s", hc_coll_name((hc_coll_t)r->coll), range,
+             rr, r->algo->name, ch, r->nt ? " nt" : "", wh, src);
 }
 
 void hc_tune_print(const hc_tune_t *t, FILE *f)
@@ -961,6 +973,7 @@ const hc_algo_t *hc_tune_select(hc_tune_t *t, hc_coll_args_t *a)
             a->chunk_bytes = t->bcast_chunk;
         else
             a->chunk_bytes = 0;
+        a->nt_recv = r->nt;
         if (HC_LOG_ON(HC_LOG_INFO, HC_SUB_TUNE)) {
             char line[400];
             rule_text(r, line, sizeof(line));
@@ -976,5 +989,6 @@ const hc_algo_t *hc_tune_select(hc_tune_t *t, hc_coll_args_t *a)
     int n;
     const hc_algo_t *tab = hc_coll_algos(c, &n);
     a->chunk_bytes = 0;
+    a->nt_recv = 0;
     return &tab[0];
 }

@@ -15,7 +15,10 @@
 #     falls back at 3 ranks and in place): the log must say that
 #     the ranks can read each other's memory;
 #  5. the same on 2 ranks with HCCL_SINGLE_COPY=0: the forced CMA algorithms
-#     must fall back (and say so) and give the same results.
+#     must fall back (and say so) and give the same results;
+#  6. test_coll on 2 and 3 ranks with a tuning file that picks DIRECT with
+#     option nt (RECV written with non-temporal stores) for every
+#     collective that has it: the log must show the rule in use.
 # Each run must also log that shared staging was (1, 2) or was not (3) set
 # up, so a fast path that silently stopped being used fails here.
 set -u
@@ -63,6 +66,12 @@ for np in 2 3; do
 done
 run cma-off-np2 2 'single-copy reads off' HCCL_BCAST_ALGO=CMA HCCL_ALLGATHER_ALGO=CMA \
     HCCL_ALLTOALL_ALGO=CMA HCCL_ALLREDUCE_ALGO=CMA HCCL_SINGLE_COPY=0
+printf '%s * * DIRECT nt\n' allreduce broadcast reducescatter allgather alltoall >"$tmp/nt.tune"
+for np in 2 3; do
+    run nt-np$np $np 'DIRECT nt  # ' -u HCCL_ALLREDUCE_ALGO -u HCCL_BCAST_ALGO \
+        -u HCCL_ALLGATHER_ALGO -u HCCL_REDUCESCATTER_ALGO -u HCCL_ALLTOALL_ALGO \
+        HCCL_TUNE_FILE="$tmp/nt.tune" HCCL_DEBUG_SUBSYS=TRANSPORT,TUNE
+done
 
 if [ -n "$failed" ]; then
     echo "shm.sh: FAILED:$failed"

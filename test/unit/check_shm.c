@@ -27,7 +27,8 @@
  * every other DIRECT AllReduce runs on a scatter/gather list of 1-6
  * segments in memory of their own (hc_exec_set_iov, HcclAllReduceMulti's
  * gathered path) with SEND and RECV unbound, in-place ops mixing in-place
- * and separate segments.
+ * and separate segments; and every other operation writes RECV with
+ * non-temporal stores (hc_sched_t.nt_recv, a tuning rule's option nt).
  */
 #include <check.h>
 #include <stdint.h>
@@ -223,6 +224,7 @@ static void make_op(op_t *o, uint32_t j, uint32_t n, uint64_t half)
         if (o->algo->usable && o->algo->usable(&a))
             continue;
         o->s = calloc(n, sizeof(hc_sched_t));
+        const uint8_t nt = (uint8_t)(rnd() & 1);
         for (uint32_t r = 0; r < n; r++) {
             a.rank = r;
             a.in_place = o->in_place && (o->coll != HC_COLL_REDUCE || r == o->root);
@@ -231,6 +233,7 @@ static void make_op(op_t *o, uint32_t j, uint32_t n, uint64_t half)
             ck_assert_msg(rc == HCCL_SUCCESS && o->s[r].err == 0, "op %u %s/%s n=%u count=%llu: "
                           "build failed on rank %u (%d)", j, hc_coll_name(o->coll),
                           o->algo->name, n, (unsigned long long)o->count, r, rc);
+            o->s[r].nt_recv = nt;
             ck_assert_msg(o->s[r].seg_bytes <= half, "%s/%s uses %llu B of a %llu B half",
                           hc_coll_name(o->coll), o->algo->name,
                           (unsigned long long)o->s[r].seg_bytes, (unsigned long long)half);

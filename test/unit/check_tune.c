@@ -118,6 +118,8 @@ START_TEST(test_file_syntax)
                                         "allreduce 64KB-8MB 2-16 RING chunk=256K  # trailing\n"
                                         "allreduce 8M-* 4-* TORUS2D when=flat,nodet\n"
                                         "bcast * 8 PIPELINE chunk=2MB\n"
+                                        "allreduce 16MB-* 2 DIRECT chunk=1MB nt when=intel\n"
+                                        "allgather 2MB-* 3-* DIRECT NT\n"
                                         "alltoall 0-1K * bruck\n"
                                         "allreduce 4096 * 2D-TORUS\n",
                                         "t", err, sizeof(err)),
@@ -135,7 +137,8 @@ START_TEST(test_file_syntax)
         {"reduce * * RING\n", "t:1: unknown reduce algorithm 'RING'"},
         {"allreduce * * RD chunk=\n", "t:1: bad chunk size"},
         {"allreduce * * RD chunk=0\n", "t:1: bad chunk size"},
-        {"allreduce * * RD speed=1\n", "t:1: unknown option 'speed=1'"},
+        {"allreduce * * RD speed=1\n", "t:1: unknown option 'speed=1' (chunk=SIZE, nt, when=COND)"},
+        {"allreduce * * RD nt=1\n", "t:1: unknown option 'nt=1'"},
         {"allreduce * * RD when=fast\n", "t:1: unknown condition 'fast'"},
         {"a b c d e f g h i\n", "t:1: too many fields"},
     };
@@ -307,7 +310,8 @@ START_TEST(test_tune_file)
                        "allreduce 4K-1M    2-4  HD   chunk=64K\n"
                        "allreduce 1M-*     *    RING chunk=128K\n"
                        "allreduce *        *    RD   when=hier\n"
-                       "broadcast 1M-*     *    SCATTER_ALLGATHER\n";
+                       "broadcast 1M-*     *    SCATTER_ALLGATHER\n"
+                       "reducescatter 1M-* *    RING chunk=32K nt\n";
     ck_assert_int_eq(write(fd, text, strlen(text)), (ssize_t)strlen(text));
     close(fd);
     snprintf(cfg.tune_file, sizeof(cfg.tune_file), "%s", path);
@@ -319,6 +323,15 @@ START_TEST(test_tune_file)
     ck_assert_str_eq(pick(t, HC_COLL_ALLREDUCE, 4, 1 << 20, 4, NULL, &chunk), "RING");
     ck_assert_uint_eq(chunk, 128 << 10);
     ck_assert_str_eq(pick(t, HC_COLL_BROADCAST, 4, 1 << 20, 4, NULL, NULL), "SCATTER_ALLGATHER");
+    /* option nt reaches the arguments (and only from its rule) */
+    hc_coll_args_t na = {.coll = HC_COLL_REDUCESCATTER, .nranks = 4, .count = 1 << 20, .esize = 4,
+                         .dtype = HCCL_DATA_TYPE_FP32, .op = HCCL_REDUCE_SUM, .topo = &flat};
+    ck_assert_str_eq(hc_tune_select(t, &na)->name, "RING");
+    ck_assert_int_eq(na.nt_recv, 1);
+    ck_assert_uint_eq(na.chunk_bytes, 32 << 10);
+    na.count = 16;
+    ck_assert_str_eq(hc_tune_select(t, &na)->name, "HD");
+    ck_assert_int_eq(na.nt_recv, 0);
     /* not covered by the file: the built-in table */
     ck_assert_str_eq(pick(t, HC_COLL_ALLGATHER, 4, 1 << 20, 4, NULL, NULL), "RING");
     hc_tune_destroy(t);
