@@ -21,8 +21,12 @@
 /* Only steps writing at least HC_COLD_MIN bytes of RECV are sampled, and
  * only in schedules whose RECV ends within HC_COLD_MAX_RECV: a larger RECV
  * is not in any cache in the first place, and there memory bandwidth, not
- * ownership, makes a sample slow (non-temporal stores were slower there:
- * AllReduce 32 MiB 4.8-5.5 ms against 4.1). */
+ * ownership, makes a sample slow (non-temporal stores were slower there on
+ * the AMD VM: AllReduce 32 MiB 4.8-5.5 ms against 4.1). A schedule with
+ * nt_recv (a tuning rule's option nt) streams every such step without a
+ * sample: on the Intel VM, where that won for large messages, the built-in
+ * table asks for it (docs/PERFORMANCE.md, "Streaming large messages into
+ * RECV"). */
 #define HC_COLD_MIN ((size_t)64 << 10)
 #define HC_COLD_MAX_RECV ((uint64_t)8 << 20)
 
