@@ -24,7 +24,12 @@
  * table"):
  * enough chunks that the readers' copy-out overlaps the root's copy-in,
  * few enough that the flag handoffs stay small; HCCL_BCAST_CHUNK_SIZE (or
- * a tune-file chunk) caps it. */
+ * a tune-file chunk) caps it. With more ranks than cores (args->oversub)
+ * nothing overlaps: the readers run while the root does not, and a root
+ * that must wait for them to free a slot pays for the hand-overs; there
+ * the whole message, up to BCAST_CHUNK_MAX, is one chunk (4 ranks on 2
+ * cores: 128 KiB 14 us against 23-25, 512 KiB 51-54 against 77-86;
+ * docs/PERFORMANCE.md, "Broadcast on more ranks than cores"). */
 #define BCAST_CHUNK_MIN (32u << 10)
 #define BCAST_CHUNK_MAX (256u << 10)
 #define SLOTS 2u
@@ -42,7 +47,7 @@ int hc_bcast_direct_build(const hc_coll_args_t *a, hc_sched_t *s)
         return HCCL_SUCCESS;
     if (a->shm_bytes < HC_SHM_MIN_HALF)
         return HCCL_E_PARA;
-    uint64_t want = count * es / 4;
+    uint64_t want = a->oversub ? count * es : count * es / 4;
     want = want < BCAST_CHUNK_MIN ? BCAST_CHUNK_MIN : want > BCAST_CHUNK_MAX ? BCAST_CHUNK_MAX : want;
     const uint64_t room = hc_shm_slot_room(a, SLOTS);
     /* args->chunk_bytes (always set for Broadcast) is a cap, not a size */

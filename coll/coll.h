@@ -274,6 +274,8 @@ typedef struct hc_coll_args {
                              * AllReduce, src/fusion.c): no READ or WRITE steps */
     int nt_recv;            /* the tuning rule's option nt: copies and folds into
                              * RECV use non-temporal stores (hc_sched_t.nt_recv) */
+    int oversub;            /* more ranks on the host than CPUs online: ranks
+                             * take turns on a core (the same on every rank) */
     /* ALLTOALLV: arrays of nranks entries, in elements */
     const uint64_t *scounts, *sdispls, *rcounts, *rdispls;
     const hc_topo_view_t *topo; /* never NULL */

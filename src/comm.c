@@ -560,18 +560,27 @@ static int failed_peer(hc_comm_t *c, hc_exec_t *const *ex, uint32_t n, const cha
     return HCCL_SUCCESS;
 }
 
+/* More ranks on a host than CPUs online there (the same answer on every
+ * rank of the host: it depends on neither the rank nor its binding). */
+static int oversubscribed(const hc_comm_t *c)
+{
+    static long cores; /* the progress thread may ask too */
+    long k = __atomic_load_n(&cores, __ATOMIC_RELAXED);
+    if (k == 0) {
+        k = sysconf(_SC_NPROCESSORS_ONLN);
+        k = k > 0 ? k : 1;
+        __atomic_store_n(&cores, k, __ATOMIC_RELAXED);
+    }
+    uint32_t per_host = c->view.nnodes > 1 ? c->nranks / c->view.nnodes : c->nranks;
+    return per_host > (uint32_t)k;
+}
+
 /* Empty polls before the waiter starts yielding the core. Shared-staging
  * polls are ~20 ns, UCX progress calls ~10x that; with more ranks on a
  * host than cores a spinning waiter only delays the rank it waits for. */
 static unsigned spin_polls(const hc_comm_t *c, int local)
 {
-    static long cores;
-    if (cores == 0) {
-        long k = sysconf(_SC_NPROCESSORS_ONLN);
-        cores = k > 0 ? k : 1;
-    }
-    uint32_t per_host = c->view.nnodes > 1 ? c->nranks / c->view.nnodes : c->nranks;
-    if (per_host > (uint32_t)cores)
+    if (oversubscribed(c))
         return HC_SPIN_OVERSUBSCRIBED;
     return local ? HC_SPIN_LOCAL : HC_SPIN_BEFORE_YIELD;
 }
@@ -728,6 +737,7 @@ static int prepare_args(hc_comm_t *c, hc_coll_args_t *a)
         hc_shm_comm_setup(c);
     a->shm_bytes = c->shm ? c->shm->half_bytes : 0;
     a->cma = c->shm ? c->shm->cma : 0;
+    a->oversub = oversubscribed(c);
     return HCCL_SUCCESS;
 }
 

@@ -1105,6 +1105,7 @@ static uint64_t run_case_timed(const tc_t *t)
             .chunk_bytes = t->chunk,
             .shm_bytes = shm_half(t->seed),
             .cma = 1, /* the loopback's ranks are one process: READ works */
+            .oversub = (int)((t->seed >> 2) & 1), /* half the cases as if ranks > cores */
             .scounts = k->sc,
             .sdispls = k->sd,
             .rcounts = k->rc,

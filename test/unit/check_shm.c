@@ -220,7 +220,7 @@ static void make_op(op_t *o, uint32_t j, uint32_t n, uint64_t half)
                             .count = o->count, .esize = 4,
                             .dtype = o->fp ? HCCL_DATA_TYPE_FP32 : HCCL_DATA_TYPE_INT32,
                             .op = HCCL_REDUCE_SUM, .in_place = o->in_place,
-                            .shm_bytes = half, .topo = &topo};
+                            .shm_bytes = half, .oversub = (int)(j & 1), .topo = &topo};
         if (o->algo->usable && o->algo->usable(&a))
             continue;
         o->s = calloc(n, sizeof(hc_sched_t));
