@@ -28,7 +28,8 @@
  * nothing overlaps: the readers run while the root does not, and a root
  * that must wait for them to free a slot pays for the hand-overs; there
  * the whole message, up to BCAST_CHUNK_MAX, is one chunk (4 ranks on 2
- * cores: 128 KiB 14 us against 23-25, 512 KiB 51-54 against 77-86;
+ * cores, six alternating launches: 128 KiB 16.5-22.9 us against
+ * 24.9-30.1, 512 KiB 60-103 against 88-105, 256 KiB no different;
  * docs/PERFORMANCE.md, "Broadcast on more ranks than cores"). */
 #define BCAST_CHUNK_MIN (32u << 10)
 #define BCAST_CHUNK_MAX (256u << 10)
