@@ -53,7 +53,7 @@ static const char builtin_text[] =
     "broadcast      256KB-*    *     HIER               when=hier\n"
     "# one host, Intel CPUs: large messages through staging, streamed into RECV\n"
     "allreduce      16MB-*     2     DIRECT chunk=1MB nt when=intel\n"
-    "allreduce      8MB-*      3-*   DIRECT nt          when=intel\n"
+    "allreduce      8MB-*      3-4   DIRECT nt          when=intel\n"
     "reducescatter  16MB-*     2     DIRECT nt          when=intel\n"
     "allgather      16MB-*     2     DIRECT nt          when=intel\n"
     "allgather      2MB-*      3-*   DIRECT nt          when=intel\n"
