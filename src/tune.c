@@ -777,6 +777,15 @@ static void rule_text(const hc_rule_t *r, char *buf, size_t len)
              rr, r->algo->name, ch, r->nt ? " nt" : "", wh, src);
 }
 
+void hc_tune_force_nt(hc_tune_t *t, hc_coll_t coll)
+{
+    if (t == NULL || (unsigned)coll >= HC_COLL_LAST)
+        return;
+    for (uint32_t i = 0; i < t->nrules[coll]; i++)
+        if (t->rules[coll][i].src <= SRC_ALGO_ALL)
+            t->rules[coll][i].nt = 1;
+}
+
 void hc_tune_print(const hc_tune_t *t, FILE *f)
 {
     char line[400];

@@ -54,5 +54,10 @@ int hc_tune_check_text(const char *text, const char *origin, char *err, size_t e
 int hc_tune_check_hccl_algo(const char *value, char *err, size_t errlen);
 /* Print the resolved table, one rule a line, in tuning-file syntax. */
 void hc_tune_print(const hc_tune_t *t, FILE *f);
+/* Give the rules of coll that HCCL_<COLL>_ALGO or HCCL_ALGO (a
+ * communicator's hcclAlgo) forced the option nt (tools/hcomm-tune's
+ * "ALGO+nt" candidates). Before the communicator's first operation of
+ * coll: schedules already built keep what they were built with. */
+void hc_tune_force_nt(hc_tune_t *t, hc_coll_t coll);
 
 #endif /* HC_TUNE_H_ */

@@ -19,6 +19,10 @@
  * Two pseudo-candidates compare configurations instead of algorithms: AUTO
  * (nothing forced: the built-in table or HCCL_TUNE_FILE decides) and DET
  * (the same in deterministic mode); they are never written to the file.
+ * "ALGO+nt" is ALGO with the rule option nt (RECV written with
+ * non-temporal stores, docs/ALGORITHMS.md); by default DIRECT+nt joins the
+ * candidates of every collective that has DIRECT, and a winner is written
+ * as "ALGO nt".
  *
  * Output: per size, each candidate's median time in us and the fastest;
  * with -o, rules "coll LO-HI N ALGO" for this rank count, consecutive sizes
@@ -99,15 +103,16 @@ static HcclResult run(hc_coll_t coll, HcclComm comm, void *sb, void *rb, uint64_
     }
 }
 
-/* What the communicator's table runs for this call (as hc_op_begin asks). */
+/* What the communicator's table runs for this call (the arguments an
+ * operation would see: staging, single-copy reads, oversubscription). */
 static const hc_algo_t *would_run(HcclComm comm, hc_coll_t coll, uint64_t count)
 {
-    hc_comm_t *c = (hc_comm_t *)comm;
-    hc_coll_args_t a = {.coll = coll, .rank = c->rank, .nranks = c->nranks, .count = count,
-                        .esize = 4, .dtype = HCCL_DATA_TYPE_FP32, .op = HCCL_REDUCE_SUM,
-                        .deterministic = c->cfg->deterministic, .topo = &c->view,
-                        .shm_bytes = c->shm ? c->shm->half_bytes : 0};
-    return hc_tune_select(c->tune, &a);
+    hc_coll_args_t a = {.coll = coll, .count = count, .esize = 4,
+                        .dtype = HCCL_DATA_TYPE_FP32, .op = HCCL_REDUCE_SUM};
+    const hc_algo_t *al = hc_comm_select((hc_comm_t *)comm, &a);
+    if (al == NULL)
+        MPI_Abort(MPI_COMM_WORLD, 4);
+    return al;
 }
 
 
@@ -129,8 +134,9 @@ static void usage(void)
                 "                  [-n ITERS] [-w WARMUP] [-a ALGO,ALGO,...] [-o FILE]\n"
                 "  COLL: allreduce (default), broadcast, reduce, reducescatter, allgather,\n"
                 "        alltoall, all. Sizes: bytes of one rank's count (K, M, G).\n"
-                "  -a: candidates (default: every algorithm of the collective); AUTO = the\n"
-                "      default choice, DET = the default choice in deterministic mode\n"
+                "  -a: candidates (default: every algorithm of the collective, and DIRECT+nt);\n"
+                "      AUTO = the default choice, DET = the default choice in deterministic\n"
+                "      mode, ALGO+nt = ALGO writing RECV with non-temporal stores\n"
                 "  -o: write the winners as an HCCL_TUNE_FILE (appends per collective)\n");
 }
 
@@ -183,24 +189,41 @@ int main(int argc, char **argv)
         } else {
             for (int i = 0; i < na && nc < MAXC; i++)
                 names[nc++] = tab[i].name;
+            for (int i = 0; i < na && nc < MAXC; i++)
+                if (strcmp(tab[i].name, "DIRECT") == 0)
+                    names[nc++] = "DIRECT+nt";
         }
         HcclComm comm[MAXC];
         int special[MAXC]; /* AUTO: the default choice; DET: deterministic mode */
+        char base[MAXC][64]; /* the algorithm without "+nt" */
+        int nt[MAXC];
         for (int k = 0; k < nc; k++) {
             HcclCommConfig cfg;
             HcclCommConfigInit(&cfg);
-            special[k] = strcasecmp(names[k], "AUTO") == 0 || strcasecmp(names[k], "DET") == 0;
-            if (strcasecmp(names[k], "DET") == 0)
+            snprintf(base[k], sizeof(base[k]), "%s", names[k]);
+            const size_t bl = strlen(base[k]);
+            nt[k] = bl > 3 && strcasecmp(base[k] + bl - 3, "+nt") == 0;
+            if (nt[k])
+                base[k][bl - 3] = '\0';
+            special[k] = strcasecmp(base[k], "AUTO") == 0 || strcasecmp(base[k], "DET") == 0;
+            if (special[k] && nt[k]) {
+                if (rank == 0)
+                    fprintf(stderr, "hcomm-tune: '%s': +nt needs an algorithm\n", names[k]);
+                MPI_Abort(MPI_COMM_WORLD, 2);
+            }
+            if (strcasecmp(base[k], "DET") == 0)
                 cfg.hcclDeterministic = 1;
             if (!special[k])
                 snprintf(cfg.hcclAlgo, sizeof(cfg.hcclAlgo), "%s=level0:NA;level1:%s",
-                         colls[ci].name, names[k]);
+                         colls[ci].name, base[k]);
             if (HcclCommInitMpiConfig(MPI_COMM_WORLD, &cfg, &comm[k]) != HCCL_SUCCESS) {
                 if (rank == 0)
                     fprintf(stderr, "hcomm-tune: %s: cannot force '%s'\n", colls[ci].name,
                             names[k]);
                 MPI_Abort(MPI_COMM_WORLD, 2);
             }
+            if (nt[k])
+                hc_tune_force_nt(((hc_comm_t *)comm[k])->tune, coll);
         }
         const int blocks = coll == HC_COLL_ALLTOALL || coll == HC_COLL_REDUCESCATTER ||
                            coll == HC_COLL_ALLGATHER;
@@ -220,7 +243,7 @@ int main(int argc, char **argv)
                 printf(" %12s", names[k]);
             printf("  best\n");
         }
-        const char *prev = NULL;
+        int prev = -1; /* the candidate winning since prev_lo */
         uint64_t prev_lo = 0;
         for (uint64_t bytes = minb;; bytes = (uint64_t)((double)bytes * factor)) {
             if (bytes > maxb)
@@ -230,8 +253,8 @@ int main(int argc, char **argv)
             for (int k = 0; k < nc; k++) {
                 run(coll, comm[k], sb, rb, count); /* sets up shared memory etc. */
                 const hc_algo_t *a = would_run(comm[k], coll, count);
-                ok[k] = special[k] || strcasecmp(a->name, names[k]) == 0 ||
-                        (a->alias && strcasecmp(a->alias, names[k]) == 0);
+                ok[k] = special[k] || strcasecmp(a->name, base[k]) == 0 ||
+                        (a->alias && strcasecmp(a->alias, base[k]) == 0);
             }
             for (int it = -warm; it < iters; it++)
                 for (int j = 0; j < nc; j++) {
@@ -265,24 +288,25 @@ int main(int argc, char **argv)
                 printf("  %s\n", best >= 0 ? names[best] : "-");
                 fflush(stdout);
                 if (out && best >= 0 && !special[best]) {
-                    if (prev && strcasecmp(prev, names[best]) != 0) {
+                    if (prev >= 0 && strcasecmp(names[prev], names[best]) != 0) {
                         char lo[24], hi[24];
                         fmt_size(prev_lo, lo, sizeof(lo));
                         fmt_size(bytes, hi, sizeof(hi));
-                        fprintf(out, "%-13s %s-%s %d %s\n", colls[ci].name,
-                                prev_lo ? lo : "0", hi, nranks, prev);
+                        fprintf(out, "%-13s %s-%s %d %s%s\n", colls[ci].name,
+                                prev_lo ? lo : "0", hi, nranks, base[prev], nt[prev] ? " nt" : "");
                         prev_lo = bytes;
                     }
-                    prev = names[best];
+                    prev = best;
                 }
             }
             if (bytes >= maxb)
                 break;
         }
-        if (out && prev) {
+        if (out && prev >= 0) {
             char lo[24];
             fmt_size(prev_lo, lo, sizeof(lo));
-            fprintf(out, "%-13s %s-* %d %s\n", colls[ci].name, prev_lo ? lo : "0", nranks, prev);
+            fprintf(out, "%-13s %s-* %d %s%s\n", colls[ci].name, prev_lo ? lo : "0", nranks,
+                    base[prev], nt[prev] ? " nt" : "");
         }
         for (int k = 0; k < nc; k++)
             HcclCommDestroy(comm[k]);

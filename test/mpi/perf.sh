@@ -16,7 +16,11 @@
 #     10th and 90th percentiles for "all",
 #     "root" and MPI_Barrier, the sched_yield hand-over exactly when the
 #     ranks outnumber the cores; a bad option fails; bench.sh --quick on 3
-#     ranks quotes it in its report exactly when 3 ranks outnumber the cores.
+#     ranks quotes it in its report exactly when 3 ranks outnumber the cores;
+#   - hcomm-tune on 2 ranks with candidates CMA, DIRECT and DIRECT+nt: exit
+#     0, a time in every column (CMA runs: the tool asks with the
+#     arguments an operation sees), a tuning file of rules naming them that
+#     hcomm-perf then runs with; "+nt" on a pseudo-candidate fails.
 # Timings are not checked (PERF.md: never a timing threshold in a test).
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
@@ -205,6 +209,31 @@ if [ 3 -gt "$cores" ]; then
         fail "report at 3 ranks: no hcomm-floor row"
 elif grep -q 'Bare synchronization' "$tmp/bench3/report.md"; then
     fail "report: hcomm-floor ran with 3 ranks on $cores cores"
+fi
+
+echo "=== hcomm-tune on 2 ranks (CMA, DIRECT, DIRECT+nt)"
+tune=$top_builddir/tools/hcomm-tune
+sh "$here/mpirun.sh" 2 "$tune" -C allgather -a CMA,DIRECT,DIRECT+nt -b 64K -e 1M -f 4 -n 3 \
+    -w 1 -o "$tmp/tune.txt" >"$tmp/tune.log" 2>&1
+rc=$?
+cat "$tmp/tune.log" "$tmp/tune.txt"
+[ $rc -eq 0 ] || fail "hcomm-tune exited with $rc"
+grep -q '^ *bytes  *CMA  *DIRECT  *DIRECT+nt  *best$' "$tmp/tune.log" ||
+    fail "hcomm-tune: no header with the three candidates"
+# sizes 64K, 256K, 1M: three rows, a time in every column
+awk '$1 ~ /^[0-9]+$/ { n++; for (i = 2; i <= 4; i++) if ($i !~ /^[0-9.]+$/) bad++ }
+     END { exit !(n == 3 && bad == 0) }' "$tmp/tune.log" ||
+    fail "hcomm-tune: want 3 rows with a time for every candidate"
+grep -v '^#' "$tmp/tune.txt" | grep -qvE '^allgather +[0-9KMB]+-[0-9KMB*]+ 2 (CMA|DIRECT|DIRECT nt)$' &&
+    fail "hcomm-tune -o: a rule that is not one of the candidates"
+grep -q '^allgather ' "$tmp/tune.txt" || fail "hcomm-tune -o: no rule"
+HCCL_TUNE_FILE="$tmp/tune.txt" sh "$here/mpirun.sh" 2 "$perf" -C allgather -b 64K -e 1M \
+    -f 4 -n 3 -w 1 >"$tmp/tuned.txt" 2>&1 || fail "hcomm-perf with hcomm-tune's file failed"
+rows_ok "$tmp/tuned.txt" || fail "hcomm-perf with hcomm-tune's file: #wrong != 0, or no rows"
+if sh "$here/mpirun.sh" 2 "$tune" -C allgather -a AUTO+nt -b 64K -e 64K -n 1 \
+    >"$tmp/tunebad.txt" 2>&1; then
+    cat "$tmp/tunebad.txt"
+    fail "hcomm-tune -a AUTO+nt exited with 0"
 fi
 
 if [ -n "$failed" ]; then
