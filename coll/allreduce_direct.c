@@ -6,9 +6,9 @@
  * Two shapes, both pipelined in chunks through SLOTS staging slots so that
  * staging stays small and in cache whatever the message size:
  *
- * One-shot (n = 2, or small messages): every rank copies its chunk into
- * its staging slot and raises flag IN; once every rank's IN shows the
- * chunk, every rank folds all n slots, in rank order, straight into RECV
+ * One-shot (n = 2 unless nt_recv, or small messages): every rank copies
+ * its chunk into its staging slot and raises flag IN; once every rank's IN
+ * shows the chunk, every rank folds all n slots, in rank order, into RECV
  * (one REDUCE_MULTI: one pass, the same bits everywhere), then raises RED
  * ("done reading your slots"), which the owners wait for before they reuse
  * a slot (from ONESHOT_ORDERED_MIN bytes a rank stages a chunk only after
@@ -17,7 +17,8 @@
  * (shm_util.h).
  * Each rank reads n chunks and writes two (staging, RECV).
  *
- * Two-phase (n > 2 and larger messages): a chunk is cut into n blocks.
+ * Two-phase (n > 2 and larger messages, or 2 ranks with args->nt_recv): a
+ * chunk is cut into n blocks.
  * Every rank copies the blocks that others reduce into its IN slot; rank
  * q folds block q from its own SEND and the others' slots into its OUT
  * slot (RED), and every rank copies every OUT block into RECV (then raises
@@ -201,7 +202,12 @@ int hc_allreduce_direct_build(const hc_coll_args_t *a, hc_sched_t *s)
     }
     if (a->shm_bytes < HC_SHM_MIN_HALF)
         return HCCL_E_PARA; /* no (or too little) shared staging */
-    if (n == 2 || bytes <= ONESHOT_MAX)
+    /* 2 ranks: one-shot, but two-phase for the large messages that the
+     * table streams into RECV (args->nt_recv, the when=intel rows): there
+     * each rank folds half as much, with the same memory traffic (2 ranks,
+     * 32-256 MiB, three alternating launches: 2.71-3.42x of default Open
+     * MPI against 2.60-2.93x; docs/PERFORMANCE.md) */
+    if ((n == 2 && !a->nt_recv) || bytes <= ONESHOT_MAX)
         return oneshot(a, s);
     int32_t *outs = malloc(((size_t)n + 2) * sizeof(int32_t)); /* a dependency list */
     if (outs == NULL)

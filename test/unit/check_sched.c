@@ -1106,6 +1106,7 @@ static uint64_t run_case_timed(const tc_t *t)
             .shm_bytes = shm_half(t->seed),
             .cma = 1, /* the loopback's ranks are one process: READ works */
             .oversub = (int)((t->seed >> 2) & 1), /* half the cases as if ranks > cores */
+            .nt_recv = (int)((t->seed >> 3) & 1), /* DIRECT AllReduce at 2 ranks: two-phase */
             .scounts = k->sc,
             .sdispls = k->sd,
             .rcounts = k->rc,

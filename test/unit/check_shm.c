@@ -221,10 +221,11 @@ static void make_op(op_t *o, uint32_t j, uint32_t n, uint64_t half)
                             .dtype = o->fp ? HCCL_DATA_TYPE_FP32 : HCCL_DATA_TYPE_INT32,
                             .op = HCCL_REDUCE_SUM, .in_place = o->in_place,
                             .shm_bytes = half, .oversub = (int)(j & 1), .topo = &topo};
+        const uint8_t nt = (uint8_t)(rnd() & 1);
+        a.nt_recv = nt;
         if (o->algo->usable && o->algo->usable(&a))
             continue;
         o->s = calloc(n, sizeof(hc_sched_t));
-        const uint8_t nt = (uint8_t)(rnd() & 1);
         for (uint32_t r = 0; r < n; r++) {
             a.rank = r;
             a.in_place = o->in_place && (o->coll != HC_COLL_REDUCE || r == o->root);
