@@ -65,7 +65,13 @@ const char *hc_cma_usable(const hc_coll_args_t *a)
  * docs/PERFORMANCE.md). In place, the chunk we write into the peer is the
  * one we read from it just before, which only we touch. Every element is
  * folded once, in rank order, so both ranks hold the same bits. OUT then
- * says "done with your buffers" both ways. */
+ * says "done with your buffers" both ways.
+ *
+ * On a communicator with registered buffers (HcclCommRegister) each chunk
+ * is one HC_STEP_XREDUCE: where both of the peer's buffers are registered
+ * and mapped here, the fold reads the two SENDs and writes the two RECVs
+ * with loads and stores, each byte once (docs/PERFORMANCE.md, "Registered
+ * buffers"); elsewhere the step does what the three steps above do. */
 #define AR_CHUNK (256u << 10)
 
 int hc_allreduce_cma_build(const hc_coll_args_t *a, hc_sched_t *s)
@@ -89,6 +95,8 @@ int hc_allreduce_cma_build(const hc_coll_args_t *a, hc_sched_t *s)
         ce = es;
     if (a->in_place)
         hc_sched_need_tmp(s, ce < bl ? ce : bl);
+    if (a->registered)
+        hc_sched_need_tmp(s, HC_XREDUCE_TMP);
     int32_t *writes = malloc((bl / ce + 2) * sizeof(int32_t));
     if (writes == NULL)
         return HCCL_E_MEMORY;
@@ -99,6 +107,11 @@ int hc_allreduce_cma_build(const hc_coll_args_t *a, hc_sched_t *s)
     for (uint64_t o = 0; o < bl; o += ce) {
         const uint64_t len = bl - o > ce ? ce : bl - o;
         const hc_loc_t mine = HC_RECV(b0 + o), own = HC_SEND(b0 + o);
+        if (a->registered) { /* one step: loads and stores where mapped (coll.h) */
+            writes[nw++] = last = hc_sched_xreduce(s, mine, peer, own, own, len,
+                                                   HC_DEPS(wi, in, last));
+            continue;
+        }
         const hc_loc_t theirs = a->in_place ? HC_TMP(0) : mine;
         const int32_t r = hc_sched_read(s, theirs, peer, own, len, HC_DEPS(wi, in, last));
         /* rank order: rank 0's operand first */

@@ -96,6 +96,12 @@ typedef enum {
                        * (args->cma; HC_SEG_ADDR below) */
     HC_STEP_WRITE,    /* `bytes` at dst (HC_BUF_RECV) of rank `peer`'s buffers = a,
                        * written into its process (likewise) */
+    HC_STEP_XREDUCE,  /* 2-rank fold across processes: own dst (HC_BUF_RECV) and
+                       * rank `peer`'s dst = own a (HC_BUF_SEND) (op) peer's b
+                       * (HC_BUF_SEND), the operands in rank order; with loads
+                       * and stores where the peer's buffers are registered
+                       * (args->registered; src/window.h), else as READ into
+                       * dst (in place: TMP at 0), REDUCE, WRITE */
     HC_STEP_KINDS
 } hc_step_kind_t;
 
@@ -276,6 +282,9 @@ typedef struct hc_coll_args {
                              * RECV use non-temporal stores (hc_sched_t.nt_recv) */
     int oversub;            /* more ranks on the host than CPUs online: ranks
                              * take turns on a core (the same on every rank) */
+    int registered;         /* the communicator has registered buffers
+                             * (HcclCommRegister; the same on every rank): CMA
+                             * AllReduce folds with HC_STEP_XREDUCE */
     /* ALLTOALLV: arrays of nranks entries, in elements */
     const uint64_t *scounts, *sdispls, *rcounts, *rdispls;
     const hc_topo_view_t *topo; /* never NULL */
@@ -362,6 +371,12 @@ int32_t hc_sched_read(hc_sched_t *s, hc_loc_t dst, uint32_t peer, hc_loc_t src, 
 /* The converse: `bytes` at dst of rank peer's buffers = src (ours). */
 int32_t hc_sched_write(hc_sched_t *s, uint32_t peer, hc_loc_t dst, hc_loc_t src, uint64_t bytes,
                        const int32_t *deps);
+/* HC_STEP_XREDUCE: dst (RECV) here and at rank peer = own (SEND) op the
+ * peer's theirs (SEND); needs TMP of HC_XREDUCE_TMP bytes, and of `bytes`
+ * in place. */
+int32_t hc_sched_xreduce(hc_sched_t *s, hc_loc_t dst, uint32_t peer, hc_loc_t own,
+                         hc_loc_t theirs, uint64_t bytes, const int32_t *deps);
+#define HC_XREDUCE_TMP (16u << 10) /* the fold's hot scratch (src/exec.c) */
 
 /* Split `count` elements into `parts` nearly equal blocks: block i starts at
  * element hc_block_start(count, parts, i) (the first count % parts blocks

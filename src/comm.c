@@ -18,6 +18,7 @@
 #include "stream.h"
 #include "tune.h"
 #include "util.h"
+#include "window.h"
 #include "../topo/topo.h"
 
 /* Idle polls before yielding the core: with more ranks than cores a
@@ -449,6 +450,7 @@ int hc_comm_rebuild(hc_comm_t *c, uint32_t rank, uint32_t nranks, const uint32_t
     map_install(c, nranks, &m);
     map_free(&old);
     cache_drop(c);
+    hc_win_comm_fini(c); /* registrations name ranks of the old map */
     hc_shm_comm_release(c); /* the next operation sets up staging for the new map */
     c->rank = rank;
     c->id = id;
@@ -467,6 +469,7 @@ void hc_comm_destroy(hc_comm_t *c)
     c->magic = 0;
     hc_elastic_free(c);
     cache_drop(c);
+    hc_win_comm_fini(c);
     hc_shm_comm_release(c);
     if (c->tune)
         hc_tune_destroy(c->tune);
@@ -738,6 +741,7 @@ static int prepare_args(hc_comm_t *c, hc_coll_args_t *a)
     a->shm_bytes = c->shm ? c->shm->half_bytes : 0;
     a->cma = c->shm ? c->shm->cma : 0;
     a->oversub = oversubscribed(c);
+    a->registered = c->wins != NULL;
     return HCCL_SUCCESS;
 }
 
@@ -794,6 +798,7 @@ static int op_begin(hc_comm_t *c, const hc_op_t *op_in, hc_running_t *r, uint32_
         k.in_place = (uint8_t)a->in_place;
         k.iov = (uint8_t)a->iov;
         k.nt = (uint8_t)a->nt_recv;
+        k.reg = (uint8_t)a->registered;
         k.valid = 1;
         k.root = a->root;
         k.count = a->count;

@@ -27,6 +27,7 @@ struct hc_tune;
 
 typedef struct hc_sched_key {
     uint8_t coll, algo, dtype, op, in_place, valid, iov, nt;
+    uint8_t reg; /* args.registered */
     uint32_t root;
     uint64_t count, chunk;
 } hc_sched_key_t;
@@ -84,6 +85,8 @@ typedef struct hc_comm {
         hc_sched_entry_t *ent;
         const hc_algo_t *algo;
     } memo;
+    /* registered buffers (src/window.h; HcclCommRegister), newest first */
+    struct hc_win *wins;
 } hc_comm_t;
 
 /* Validate a handle: HCCL_SUCCESS, or HCCL_E_PTR / HCCL_E_PARA (logged). */

@@ -16,6 +16,7 @@
 #include "reduce.h"
 #include "util.h"
 #include "trace.h"
+#include "window.h"
 
 /* Copies from this size on may use non-temporal stores (glibc switches at
  * a fraction of the last-level cache, tens of MB here): a PUBLISH after
@@ -24,7 +25,7 @@
 
 static const char *kind_name[HC_STEP_KINDS] = {"SEND",    "RECV", "REDUCE",      "COPY",
                                                 "NOP",     "PUBLISH", "WAIT",
-                                                "REDUCE_MULTI", "READ", "WRITE"};
+                                                "REDUCE_MULTI", "READ", "WRITE", "XREDUCE"};
 
 /* Workspace layout: header, st, x, npend, npend0, rdep_off, rdep, ready,
  * ready0, posted. The dependents index and the initial counters and ready
@@ -156,6 +157,7 @@ HC_HOT void hc_exec_bind_shm(hc_exec_t *e, const hc_shm_bind_t *b)
     e->prev_all = b->prev_all;
     e->seen_done = b->seen_done;
     e->pid = b->pid;
+    e->wins = b->wins;
     e->ring_off = ((b->epoch >> 1) % HC_SEG_RING_SLOTS) * HC_SEG_RING_BYTES;
     e->base[HC_BUF_SEG] = b->half[e->rank];
 }
@@ -349,6 +351,51 @@ static int cross_copy(hc_exec_t *e, uint32_t i, const hc_step_t *t)
     return HCCL_SUCCESS;
 }
 
+/* HC_STEP_XREDUCE (coll.h). Both of the peer's buffers mapped here
+ * (registered: src/window.h): fold HC_XREDUCE_TMP bytes at a time into the
+ * hot scratch at TMP 0 and store the piece into our RECV and the peer's,
+ * each a pass that writes whole lines (with the rule's option nt, streamed
+ * past the caches: no read for ownership). Else the single-copy steps:
+ * READ the peer's operand (into dst, in place into TMP), fold into dst,
+ * WRITE dst into the peer. */
+static int xreduce(hc_exec_t *e, uint32_t i, const hc_step_t *t)
+{
+    const uint64_t *ad = (const uint64_t *)(e->half[t->peer] + HC_SEG_ADDR);
+    const uint64_t ps = __atomic_load_n(&ad[0], __ATOMIC_RELAXED) + t->b.off;
+    const uint64_t pr = __atomic_load_n(&ad[1], __ATOMIC_RELAXED) + t->dst.off;
+    const char *theirs = hc_win_find(e->wins, t->peer, ps, t->bytes);
+    char *out = hc_win_find(e->wins, t->peer, pr, t->bytes);
+    char *dst = ptr(e, t->dst);
+    const char *own = ptr(e, t->a);
+    const size_t es = e->s->esize;
+    const int first = e->rank < t->peer; /* ours is the first operand */
+    if (theirs && out) {
+        char *tmp = e->base[HC_BUF_TMP];
+        void (*put)(void *, const void *, size_t) = e->s->nt_recv ? hc_copy_nt : hc_copy;
+        for (uint64_t o = 0; o < t->bytes; o += HC_XREDUCE_TMP) {
+            const uint64_t len = t->bytes - o < HC_XREDUCE_TMP ? t->bytes - o : HC_XREDUCE_TMP;
+            hc_reduce(tmp, first ? own + o : theirs + o, first ? theirs + o : own + o, len / es,
+                      e->dtype, e->op);
+            put(dst + o, tmp, len);
+            put(out + o, tmp, len);
+        }
+        e->nt_stores |= e->s->nt_recv;
+        return HCCL_SUCCESS;
+    }
+    const int in_place = own == dst;
+    const hc_loc_t land = in_place ? HC_TMP(0) : t->dst;
+    hc_step_t r = {.kind = HC_STEP_READ, .peer = t->peer, .dst = land, .a = t->b,
+                   .bytes = t->bytes};
+    int rc = cross_copy(e, i, &r);
+    if (rc != HCCL_SUCCESS)
+        return rc;
+    const char *got = ptr(e, land);
+    hc_reduce(dst, first ? own : got, first ? got : own, t->bytes / es, e->dtype, e->op);
+    hc_step_t w = {.kind = HC_STEP_WRITE, .peer = t->peer, .dst = t->dst, .a = t->dst,
+                   .bytes = t->bytes};
+    return cross_copy(e, i, &w);
+}
+
 static inline int is_user(hc_loc_t l)
 {
     return l.buf == HC_BUF_SEND || l.buf == HC_BUF_RECV;
@@ -368,6 +415,7 @@ static int touches_user(const hc_step_t *t)
         return is_user(t->dst) || (t->nsrc == 0 && is_user(t->b));
     case HC_STEP_READ:
     case HC_STEP_WRITE:
+    case HC_STEP_XREDUCE:
         return 1;
     default:
         return 0;
@@ -435,7 +483,7 @@ int hc_exec_set_iov(hc_exec_t *e, const hc_iov_t *iov, uint32_t niov)
     for (uint32_t i = 0; i < s->nsteps; i++) {
         const hc_step_t *t = &s->steps[i];
         if (t->kind == HC_STEP_SEND || t->kind == HC_STEP_RECV || t->kind == HC_STEP_READ ||
-            t->kind == HC_STEP_WRITE)
+            t->kind == HC_STEP_WRITE || t->kind == HC_STEP_XREDUCE)
             return HCCL_E_NOT_SUPPORT;
         if (t->kind == HC_STEP_REDUCE_MULTI && t->nsrc) {
             /* the list form's sources are not cut into pieces */
@@ -550,6 +598,11 @@ static int issue(hc_exec_t *e, uint32_t i)
     case HC_STEP_READ:
     case HC_STEP_WRITE:
         rc = cross_copy(e, i, t);
+        if (rc != HCCL_SUCCESS)
+            return rc;
+        break;
+    case HC_STEP_XREDUCE:
+        rc = xreduce(e, i, t);
         if (rc != HCCL_SUCCESS)
             return rc;
         break;

@@ -55,6 +55,9 @@ typedef struct hc_shm_bind {
     uint64_t *seen_done;
     /* NULL, or [nranks]: each rank's process id, for HC_STEP_READ */
     const int32_t *pid;
+    /* NULL, or the communicator's registered buffers (src/window.h), for
+     * HC_STEP_XREDUCE */
+    const struct hc_win *wins;
 } hc_shm_bind_t;
 
 /* A scatter/gather list: the operation's SEND and RECV buffers as
@@ -99,6 +102,7 @@ typedef struct hc_exec {
     /* shared staging (hc_exec_bind_shm); half == NULL: none */
     char *const *half;
     const int32_t *pid; /* [nranks] (hc_shm_bind_t) */
+    const struct hc_win *wins; /* (hc_shm_bind_t) */
     uint32_t nranks;
     uint64_t epoch, epoch0;
     const volatile uint64_t *gate;

@@ -330,7 +330,7 @@ static const char *kind_str(uint8_t k)
         [HC_STEP_SEND] = "SEND", [HC_STEP_RECV] = "RECV", [HC_STEP_REDUCE] = "REDUCE",
         [HC_STEP_COPY] = "COPY", [HC_STEP_NOP] = "NOP", [HC_STEP_PUBLISH] = "PUBLISH",
         [HC_STEP_WAIT] = "WAIT", [HC_STEP_REDUCE_MULTI] = "REDUCE_MULTI",
-        [HC_STEP_READ] = "READ", [HC_STEP_WRITE] = "WRITE"};
+        [HC_STEP_READ] = "READ", [HC_STEP_WRITE] = "WRITE", [HC_STEP_XREDUCE] = "XREDUCE"};
     return k < HC_STEP_KINDS && names[k] ? names[k] : "STEP";
 }
 

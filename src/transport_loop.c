@@ -7,6 +7,8 @@
 #include <unistd.h>
 #include <hccl/hccl.h>
 
+#include "window.h"
+
 typedef struct lp_msg {
     struct lp_msg *next;
     uint64_t tag;
@@ -45,6 +47,7 @@ struct hc_loop {
     uint8_t *prev_all; /* per rank */
     uint64_t *seen_done; /* per rank (hc_shm_bind_t) */
     int32_t *pid;        /* per rank: all this process (single-copy reads) */
+    hc_win_t *win;       /* NULL, or every rank's memory registered (identity) */
 };
 
 hc_loop_t *hc_loop_create(uint32_t n)
@@ -87,6 +90,8 @@ static void shm_free(hc_loop_t *lp)
     free(lp->prev_all);
     free(lp->seen_done);
     free(lp->pid);
+    free(lp->win);
+    lp->win = NULL;
     lp->pid = NULL;
     lp->seg = NULL;
     lp->halves = NULL;
@@ -148,8 +153,23 @@ void hc_loop_shm_bind(hc_loop_t *lp, uint32_t rank, uint64_t epoch, hc_exec_t *e
     hc_shm_bind_t b = {.half = lp->halves + (epoch & 1) * lp->n, .nranks = lp->n,
                        .epoch = epoch, .epoch0 = lp->epoch0, .gate = NULL,
                        .prev_all = &lp->prev_all[rank], .seen_done = &lp->seen_done[rank],
-                       .pid = lp->pid};
+                       .pid = lp->pid, .wins = lp->win};
     hc_exec_bind_shm(e, &b);
+}
+
+int hc_loop_shm_registered(hc_loop_t *lp, int on)
+{
+    free(lp->win);
+    lp->win = NULL;
+    if (!on)
+        return HCCL_SUCCESS;
+    lp->win = calloc(1, sizeof(hc_win_t) + lp->n * sizeof(hc_win_map_t));
+    if (lp->win == NULL)
+        return HCCL_E_MEMORY;
+    lp->win->nranks = lp->n;
+    for (uint32_t r = 0; r < lp->n; r++) /* [64, max) seen at the same address */
+        lp->win->m[r] = (hc_win_map_t){64, UINT64_MAX - 64, (char *)(uintptr_t)64, NULL, 0};
+    return HCCL_SUCCESS;
 }
 
 void hc_loop_shm_done(hc_loop_t *lp, uint32_t rank, const hc_exec_t *e)

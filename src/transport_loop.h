@@ -42,6 +42,11 @@ void hc_loop_shm_bind(hc_loop_t *lp, uint32_t rank, uint64_t epoch, hc_exec_t *e
 /* Rank r's bound operation is over (as hc_shm_op_end: what the next one
  * may assume, coll.h top); tests that run several operations call it. */
 void hc_loop_shm_done(hc_loop_t *lp, uint32_t rank, const hc_exec_t *e);
+/* Whether every rank's buffers count as registered (src/window.h): the
+ * ranks are one process, so each sees the others' memory where they do;
+ * HC_STEP_XREDUCE then takes its load-and-store path. Call after
+ * hc_loop_shm_alloc (which resets it); HCCL_E_MEMORY or HCCL_SUCCESS. */
+int hc_loop_shm_registered(hc_loop_t *lp, int on);
 /* The simulated communicator's first epoch (default 1): flags older than
  * it may be left in the halves, as a reused region has them. */
 void hc_loop_shm_epoch0(hc_loop_t *lp, uint64_t epoch0);

@@ -51,6 +51,10 @@ static const char builtin_text[] =
     "reducescatter  64KB-*     *     HIER               when=hier\n"
     "allgather      64KB-*     *     HIER               when=hier\n"
     "broadcast      256KB-*    *     HIER               when=hier\n"
+    "# registered buffers (HcclCommRegister), Intel CPUs: one fold across the\n"
+    "# two processes, with loads and stores\n"
+    "allreduce      32KB-16MB  2     CMA                when=intel,registered\n"
+    "allreduce      16MB-*     2     CMA nt             when=intel,registered\n"
     "# one host, Intel CPUs: large messages through staging, streamed into RECV\n"
     "allreduce      16MB-*     2     DIRECT chunk=1MB nt when=intel\n"
     "allreduce      8MB-*      3-4   DIRECT nt          when=intel\n"
@@ -102,7 +106,8 @@ const char *hc_tune_builtin_text(void)
 /* rule sources, in priority order */
 enum { SRC_ENV, SRC_ALGO_OP, SRC_ALGO_ALL, SRC_FILE, SRC_BUILTIN };
 /* `when` conditions */
-enum { W_FLAT = 1, W_HIER = 2, W_MULTINODE = 4, W_DET = 8, W_NODET = 16, W_INTEL = 32 };
+enum { W_FLAT = 1, W_HIER = 2, W_MULTINODE = 4, W_DET = 8, W_NODET = 16, W_INTEL = 32,
+       W_REG = 64 /* per operation: args.registered (hc_tune_select) */ };
 /* hc_rule_t.noted: what was logged already (once per communicator) */
 enum { NOTED_UNUSABLE = 1, NOTED_DET = 2 };
 
@@ -325,9 +330,11 @@ static int parse_line(char *line, hc_rule_t *r, char *why, size_t wl)
                     r->when |= W_NODET;
                 else if (strcasecmp(w, "intel") == 0)
                     r->when |= W_INTEL;
+                else if (strcasecmp(w, "registered") == 0)
+                    r->when |= W_REG;
                 else {
                     snprintf(why, wl, "unknown condition '%s' (flat, hier, multinode, det, "
-                             "nodet, intel)", w);
+                             "nodet, intel, registered)", w);
                     return -1;
                 }
             }
@@ -754,9 +761,10 @@ static void rule_text(const hc_rule_t *r, char *buf, size_t len)
         snprintf(ch, sizeof(ch), " chunk=%s", c);
     }
     if (r->when) {
-        static const char *const wn[] = {"flat", "hier", "multinode", "det", "nodet", "intel"};
+        static const char *const wn[] = {"flat", "hier",  "multinode", "det",
+                                         "nodet", "intel", "registered"};
         size_t o = (size_t)snprintf(wh, sizeof(wh), " when=");
-        for (int i = 0, first = 1; i < 6; i++)
+        for (int i = 0, first = 1; i < 7; i++)
             if (r->when & (1u << i)) {
                 o += (size_t)snprintf(wh + o, sizeof(wh) - o, "%s%s", first ? "" : ",", wn[i]);
                 first = 0;
@@ -845,7 +853,8 @@ int hc_tune_create(const hc_config_t *cfg, uint32_t nranks, const hc_topo_view_t
     }
 
     /* keep what applies here, in priority order */
-    const unsigned when = view_when(view, cfg->deterministic);
+    /* registered is decided per operation (hc_tune_select) */
+    const unsigned when = view_when(view, cfg->deterministic) | W_REG;
     const rules_t *srcs[3] = {&mine, file ? &file->rules : NULL, builtin};
     uint32_t total = 0;
     for (int pass = 0; pass < 2; pass++) {
@@ -955,7 +964,7 @@ const hc_algo_t *hc_tune_select(hc_tune_t *t, hc_coll_args_t *a)
     int nsk = 0;
     for (uint32_t i = 0; i < t->nrules[c]; i++) {
         hc_rule_t *r = &rv[i];
-        if (bytes < r->lo || bytes >= r->hi)
+        if (bytes < r->lo || bytes >= r->hi || ((r->when & W_REG) && !a->registered))
             continue;
         const hc_algo_t *al = r->algo;
         const char *w = NULL;

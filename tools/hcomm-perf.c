@@ -150,7 +150,7 @@ typedef struct {
     /* options */
     uint64_t minb, maxb;
     uint64_t factor;
-    int iters, warmup, check, root, in_place, with_mpi, check_only, ref;
+    int iters, warmup, check, root, in_place, with_mpi, check_only, ref, reg;
     double budget;
     coll_t coll;
     const dtype_t *t;
@@ -943,6 +943,10 @@ static void usage(FILE *f)
 "  -R        reference: also time a single-core memcpy of each size (rank\n"
 "            0 alone, the others waiting) and print its GB/s and hcomm's\n"
 "            busbw as a percentage of it\n"
+"  -A        allocate the buffers with HcclMemAlloc and register them\n"
+"            with the communicator (HcclCommRegister): single-copy\n"
+"            algorithms then copy with loads and stores (MPI, with -M,\n"
+"            runs on the same buffers)\n"
 "  -J FILE   also write the results as JSON to FILE\n"
 "  -h        this help\n"
 "\n"
@@ -1057,7 +1061,7 @@ static int parse_args(ctx_t *c, int argc, char **argv, int rank)
         } \
         return 2; \
     } while (0)
-    while ((ch = getopt_long(argc, argv, "b:e:f:n:w:T:c:pd:o:r:C:a:i:MRJ:h", longopts, NULL)) !=
+    while ((ch = getopt_long(argc, argv, "b:e:f:n:w:T:c:pd:o:r:C:a:i:MRAJ:h", longopts, NULL)) !=
            -1) {
         switch (ch) {
         case 'b': if (parse_size(optarg, &c->minb)) BAD("bad -b %s", optarg); break;
@@ -1082,6 +1086,7 @@ static int parse_args(ctx_t *c, int argc, char **argv, int rank)
         case 'i': if (parse_int(optarg, &c->in_place, 0) || c->in_place > 1) BAD("bad -i %s", optarg); break;
         case 'M': c->with_mpi = 1; break;
         case 'R': c->ref = 1; break;
+        case 'A': c->reg = 1; break;
         case 'J': c->json = optarg; break;
         case 'h': if (rank == 0) usage(stdout); return 1;
         default:
@@ -1150,9 +1155,10 @@ static void print_header(const ctx_t *c, int argc, char **argv, int nodes, int l
            c->algo ? c->algo : "auto");
     if (c->algo)
         printf(" (%s=%s)", colls[c->coll].algo_env, c->algo);
-    printf("\n# sizes %s..%s x%llu, iterations %d, warm-up %d, budget %g s/size, check %d%s\n", b0,
-           b1, (unsigned long long)c->factor, c->iters, c->warmup, c->budget, c->check,
-           c->check_only ? " (check-only pass)" : "");
+    printf("\n# sizes %s..%s x%llu, iterations %d, warm-up %d, budget %g s/size, check %d%s%s\n",
+           b0, b1, (unsigned long long)c->factor, c->iters, c->warmup, c->budget, c->check,
+           c->check_only ? " (check-only pass)" : "",
+           c->reg ? ", buffers from HcclMemAlloc, registered (-A)" : "");
     if (c->coll == C_ALLREDUCE_MULTI)
         printf("# allreduce_multi: 8 tensors, 13,2,8,1,21,3,5,11/64 of the size, 256 B gaps\n");
     printf("# MPI: %s\n", mpilib);
@@ -1392,7 +1398,10 @@ int main(int argc, char **argv)
         c->buf_bytes += MULTI_N * (MULTI_GAP + MULTI_ALIGN);
     c->buf_bytes = (c->buf_bytes + 4095) / 4096 * 4096;
     void *sb = NULL, *rb = NULL;
-    if (posix_memalign(&sb, 4096, c->buf_bytes) || posix_memalign(&rb, 4096, c->buf_bytes)) {
+    if (c->reg ? HcclMemAlloc(&sb, c->buf_bytes) != HCCL_SUCCESS ||
+                     HcclMemAlloc(&rb, c->buf_bytes) != HCCL_SUCCESS
+               : posix_memalign(&sb, 4096, c->buf_bytes) ||
+                     posix_memalign(&rb, 4096, c->buf_bytes)) {
         fprintf(stderr, "hcomm-perf: rank %d: cannot allocate 2 x %zu bytes\n", c->rank,
                 c->buf_bytes);
         MPI_Abort(MPI_COMM_WORLD, 1);
@@ -1409,6 +1418,11 @@ int main(int argc, char **argv)
     c->times[1] = calloc((size_t)max_iters, sizeof(double));
 
     HC(HcclCommInitMpi(MPI_COMM_WORLD, &c->comm));
+    void *hs = NULL, *hr = NULL;
+    if (c->reg) {
+        HC(HcclCommRegister(c->comm, sb, c->buf_bytes, &hs));
+        HC(HcclCommRegister(c->comm, rb, c->buf_bytes, &hr));
+    }
 
     if (c->rank == 0)
         print_header(c, argc, argv, nodes, local, cores, host, mpilib);
@@ -1481,14 +1495,23 @@ int main(int argc, char **argv)
                        mpilib);
     }
 
+    if (c->reg) {
+        HC(HcclCommDeregister(c->comm, hs));
+        HC(HcclCommDeregister(c->comm, hr));
+    }
     HC(HcclCommDestroy(c->comm));
     free(rows);
     free(c->times[0]);
     free(c->times[1]);
     free(c->step_ns);
     free(c->step_cpu);
-    free(sb);
-    free(rb);
+    if (c->reg) {
+        HC(HcclMemFree(sb));
+        HC(HcclMemFree(rb));
+    } else {
+        free(sb);
+        free(rb);
+    }
     MPI_Finalize();
     return wrong ? 1 : 0;
 }

@@ -131,6 +131,31 @@ HcclResult HcclBarrier(HcclComm comm, void *stream);
 HcclResult HcclGroupStart(void);
 HcclResult HcclGroupEnd(void);
 
+/* ------------------------------------------------------------------ */
+/* Registered buffers (extensions)                                     */
+/* ------------------------------------------------------------------ */
+
+/** Extension: allocate size bytes (whole pages, zeroed, pre-faulted) that
+ *  the ranks of a communicator on one host can map into each other's
+ *  address space once registered (HcclCommRegister). Free with
+ *  HcclMemFree, not free(). Any thread. */
+HcclResult HcclMemAlloc(void **ptr, size_t size);
+/** Extension: free memory from HcclMemAlloc (NULL: nothing). Fails with
+ *  HCCL_E_PARA while a registration names it. */
+HcclResult HcclMemFree(void *ptr);
+/** Extension, collective over comm (every rank, at the same point of its
+ *  calls on comm, none in flight, not inside a group): register
+ *  [buff, buff + size), which must lie in memory from HcclMemAlloc on every
+ *  rank (else HCCL_E_PARA on all). Ranks on one host then map each other's
+ *  range, and collectives whose buffers lie in registered ranges on every
+ *  rank copy and fold with loads and stores instead of system calls (at
+ *  present: AllReduce on 2 ranks; docs/DESIGN.md "Registered buffers").
+ *  Buffers outside the ranges stay correct. */
+HcclResult HcclCommRegister(HcclComm comm, void *buff, size_t size, void **handle);
+/** Extension, collective like HcclCommRegister: drop a registration.
+ *  HcclCommDestroy and membership changes drop all of comm's. */
+HcclResult HcclCommDeregister(HcclComm comm, void *handle);
+
 /** Extension: gradient fusion. Reduces num_ops tensors in few transfers. */
 HcclResult HcclAllReduceMulti(const void **inputs, void **outputs,
                               const uint64_t *counts, size_t num_ops,

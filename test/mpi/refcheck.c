@@ -655,6 +655,15 @@ static unsigned char guard_byte(size_t j)
     return (unsigned char)(0xa5u ^ (j * 7u));
 }
 
+static void *(*buf_alloc)(size_t) = malloc;
+static void (*buf_release)(void *) = free;
+
+void rc_buf_allocator(void *(*alloc)(size_t), void (*release)(void *))
+{
+    buf_alloc = alloc;
+    buf_release = release;
+}
+
 int rc_buf_alloc(rc_buf_t *b, size_t bytes, size_t esize)
 {
     if (esize == 0)
@@ -662,7 +671,7 @@ int rc_buf_alloc(rc_buf_t *b, size_t bytes, size_t esize)
     b->front = RC_GUARD + (esize < 16 ? esize : 0);
     b->back = RC_GUARD;
     b->bytes = bytes;
-    b->base = malloc(b->front + bytes + b->back);
+    b->base = buf_alloc(b->front + bytes + b->back);
     if (!b->base)
         return -1;
     b->p = b->base + b->front;
@@ -675,7 +684,7 @@ int rc_buf_alloc(rc_buf_t *b, size_t bytes, size_t esize)
 
 void rc_buf_free(rc_buf_t *b)
 {
-    free(b->base);
+    buf_release(b->base);
     b->base = b->p = NULL;
 }
 

@@ -100,6 +100,8 @@ typedef struct {
 } rc_buf_t;
 int rc_buf_alloc(rc_buf_t *b, size_t bytes, size_t esize);
 void rc_buf_free(rc_buf_t *b);
+/* Where rc_buf_alloc takes its blocks (default malloc and free). */
+void rc_buf_allocator(void *(*alloc)(size_t), void (*release)(void *));
 /* Fill the payload with a recognisable "not written" pattern. */
 void rc_buf_poison(rc_buf_t *b, unsigned char salt);
 /* 0 if both guards are intact; else the offset (1-based, negative before the

@@ -18,7 +18,12 @@
 #     must fall back (and say so) and give the same results;
 #  6. test_coll on 2 and 3 ranks with a tuning file that picks DIRECT with
 #     option nt (RECV written with non-temporal stores) for every
-#     collective that has it: the log must show the rule in use.
+#     collective that has it: the log must show the rule in use;
+#  7. test_coll -A (buffers from HcclMemAlloc, registered with the world
+#     and dup communicators): on 2 ranks with the single-copy AllReduce
+#     forced (every size through HC_STEP_XREDUCE's loads and stores) and
+#     with the built-in table, on 3 ranks with the single-copy algorithms
+#     forced: the log must say that every peer's range was mapped.
 # Each run must also log that shared staging was (1, 2) or was not (3) set
 # up, so a fast path that silently stopped being used fails here.
 set -u
@@ -28,6 +33,7 @@ tmp=${TMPDIR:-/tmp}/hcomm-shm-test.$$
 mkdir -p "$tmp" || exit 99
 trap 'rm -rf "$tmp"' EXIT
 failed=
+tc_args=
 
 HCCL_ALLREDUCE_ALGO=DIRECT HCCL_BCAST_ALGO=DIRECT HCCL_ALLGATHER_ALGO=DIRECT
 HCCL_REDUCESCATTER_ALGO=DIRECT HCCL_ALLTOALL_ALGO=DIRECT
@@ -41,7 +47,7 @@ run() {
     name=$1 np=$2 expect=$3
     shift 3
     echo "=== $name: test_coll on $np ranks"
-    env "$@" sh "$here/mpirun.sh" "$np" test_coll -q >"$tmp/$name.log" 2>&1
+    env "$@" sh "$here/mpirun.sh" "$np" test_coll -q $tc_args >"$tmp/$name.log" 2>&1
     rc=$?
     grep -v ' hcomm INFO ' "$tmp/$name.log" | tail -n 5
     [ $rc -eq 99 ] && exit 99
@@ -72,6 +78,13 @@ for np in 2 3; do
         -u HCCL_ALLGATHER_ALGO -u HCCL_REDUCESCATTER_ALGO -u HCCL_ALLTOALL_ALGO \
         HCCL_TUNE_FILE="$tmp/nt.tune" HCCL_DEBUG_SUBSYS=TRANSPORT,TUNE
 done
+tc_args=-A
+run reg-np2 2 'mapped here from 1 of 1 peers' HCCL_ALLREDUCE_ALGO=CMA
+run reg-np2-table 2 'mapped here from 1 of 1 peers' -u HCCL_ALLREDUCE_ALGO -u HCCL_BCAST_ALGO \
+    -u HCCL_ALLGATHER_ALGO -u HCCL_REDUCESCATTER_ALGO -u HCCL_ALLTOALL_ALGO
+run reg-np3 3 'mapped here from 2 of 2 peers' HCCL_BCAST_ALGO=CMA HCCL_ALLGATHER_ALGO=CMA \
+    HCCL_ALLTOALL_ALGO=CMA HCCL_ALLREDUCE_ALGO=CMA
+tc_args=
 
 if [ -n "$failed" ]; then
     echo "shm.sh: FAILED:$failed"

@@ -19,8 +19,11 @@
  * and the combinations the API refuses must return the documented code
  * without touching the buffers.
  *
- * Usage: test_coll [-q] [-B] [-s SEED] [-v]
+ * Usage: test_coll [-q] [-B] [-A] [-s SEED] [-v]
  *   -q  quick: fewer counts and ops (for large rank counts on few cores)
+ *   -A  registered buffers: the collectives' buffers come from one
+ *       HcclMemAlloc pool (malloc once it is full) that is registered with
+ *       the world and dup communicators (HcclCommRegister), not with half
  *   -B  skip the big sizes (65536+3, 1M+1 elements)
  *   -s  base seed of the input generator (default 20240611)
  *   -v  print one line per case on rank 0
@@ -69,7 +72,36 @@ static int g_rank, g_n;
 static long g_checks, g_fails;
 static int g_printed;
 static uint64_t g_seed = 20240611, g_case;
-static int g_quick, g_nobig, g_verbose;
+static int g_quick, g_nobig, g_verbose, g_reg;
+
+/* -A: a bump allocator over one HcclMemAlloc region, reset whenever every
+ * block is back (each case frees what it took); malloc beyond it */
+#define POOL_BYTES ((size_t)48 << 20)
+static unsigned char *g_pool;
+static size_t g_pool_top;
+static long g_pool_live;
+
+static void *pool_alloc(size_t n)
+{
+    n = (n + 63) & ~(size_t)63;
+    if (g_pool && n <= POOL_BYTES - g_pool_top) {
+        void *p = g_pool + g_pool_top;
+        g_pool_top += n;
+        g_pool_live++;
+        return p;
+    }
+    return malloc(n);
+}
+
+static void pool_free(void *p)
+{
+    if (g_pool && (unsigned char *)p >= g_pool && (unsigned char *)p < g_pool + POOL_BYTES) {
+        if (--g_pool_live == 0)
+            g_pool_top = 0;
+    } else {
+        free(p);
+    }
+}
 
 static const HcclDataType ALL_TYPES[] = {
     HCCL_DATA_TYPE_INT8,   HCCL_DATA_TYPE_INT16,   HCCL_DATA_TYPE_INT32,
@@ -1118,23 +1150,25 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
     MPI_Comm_size(MPI_COMM_WORLD, &g_n);
     int opt;
-    while ((opt = getopt(argc, argv, "qBs:v")) != -1) {
+    while ((opt = getopt(argc, argv, "qBAs:v")) != -1) {
         switch (opt) {
         case 'q': g_quick = 1; break;
+        case 'A': g_reg = 1; break;
         case 'B': g_nobig = 1; break;
         case 's': g_seed = strtoull(optarg, NULL, 0); break;
         case 'v': g_verbose = 1; break;
         default:
             if (g_rank == 0)
-                fprintf(stderr, "usage: test_coll [-q] [-B] [-s SEED] [-v]\n");
+                fprintf(stderr, "usage: test_coll [-q] [-B] [-A] [-s SEED] [-v]\n");
             MPI_Finalize();
             return 2;
         }
     }
     double t_start = MPI_Wtime();
     if (g_rank == 0) {
-        printf("test_coll: %d ranks, seed %" PRIu64 "%s%s\n", g_n, g_seed,
-               g_quick ? ", quick" : "", g_nobig ? ", no big sizes" : "");
+        printf("test_coll: %d ranks, seed %" PRIu64 "%s%s%s\n", g_n, g_seed,
+               g_quick ? ", quick" : "", g_nobig ? ", no big sizes" : "",
+               g_reg ? ", registered buffers" : "");
         fflush(stdout);
     }
 
@@ -1151,6 +1185,16 @@ int main(int argc, char **argv)
         return 1;
     }
 
+    void *wreg = NULL, *dreg = NULL;
+    if (g_reg) {
+        r = HcclMemAlloc((void **)&g_pool, POOL_BYTES);
+        check_rc(&c0, "HcclMemAlloc(pool)", r, HCCL_SUCCESS);
+        if (r == HCCL_SUCCESS) {
+            check_rc(&c0, "HcclCommRegister(world, pool)",
+                     HcclCommRegister(w.h, g_pool, POOL_BYTES, &wreg), HCCL_SUCCESS);
+            rc_buf_allocator(pool_alloc, pool_free);
+        }
+    }
     t_queries(&w);
     reducing_matrix(&w);
     moving_matrix(&w);
@@ -1175,6 +1219,9 @@ int main(int argc, char **argv)
     cfg.hcclBufferSize = 1;
     r = HcclCommInitMpiConfig(dup_m, &cfg, &d.h);
     ok &= check_rc(&c0, "HcclCommInitMpiConfig(dup)", r, HCCL_SUCCESS);
+    if (r == HCCL_SUCCESS && g_pool)
+        ok &= check_rc(&c0, "HcclCommRegister(dup, pool)",
+                       HcclCommRegister(d.h, g_pool, POOL_BYTES, &dreg), HCCL_SUCCESS);
     if (r == HCCL_SUCCESS) {
         char nm[128];
         get_name(d.h, nm);
@@ -1193,11 +1240,23 @@ int main(int argc, char **argv)
         /* world and dup still work after another communicator is gone */
         t_allreduce(&w, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, 61, 0);
         t_allreduce(&d, HCCL_DATA_TYPE_INT64, HCCL_REDUCE_MAX, 61, 1);
+        /* dup's registration goes with it (HcclCommDestroy) */
         check_rc(&c0, "HcclCommDestroy(dup)", HcclCommDestroy(d.h), HCCL_SUCCESS);
     }
     comm_churn(&w);
     t_allreduce(&w, HCCL_DATA_TYPE_INT32, HCCL_REDUCE_SUM, 1031, 0);
+    if (wreg) {
+        check_rc(&c0, "HcclCommDeregister(world, pool)", HcclCommDeregister(w.h, wreg),
+                 HCCL_SUCCESS);
+        /* no registration left: buffers in the pool take the plain path */
+        t_allreduce(&w, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, 65536 + 3, 0);
+        t_allreduce(&w, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, 65536 + 3, 1);
+    }
     check_rc(&c0, "HcclCommDestroy(world)", HcclCommDestroy(w.h), HCCL_SUCCESS);
+    if (g_pool) {
+        rc_buf_allocator(malloc, free);
+        check_rc(&c0, "HcclMemFree(pool)", HcclMemFree(g_pool), HCCL_SUCCESS);
+    }
     MPI_Comm_free(&half_m);
     MPI_Comm_free(&dup_m);
 

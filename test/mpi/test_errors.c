@@ -26,6 +26,14 @@
  *    HcclGroupEnd that follows may return HCCL_SUCCESS or HCCL_E_PARA.
  *  - Reduce with a NULL recvBuf and Scatter with a NULL sendBuf are not
  *    tested: those buffers are only significant at the root.
+ *  - Registered buffers (extensions): HcclMemAlloc(NULL, n) -> HCCL_E_PTR,
+ *    size 0 -> HCCL_E_PARA; HcclMemFree(NULL) -> HCCL_SUCCESS, of memory not
+ *    from HcclMemAlloc, freed twice or still registered -> HCCL_E_PARA;
+ *    HcclCommRegister with NULL buff or handle -> HCCL_E_PTR (no peer
+ *    involved), size 0 or inside a group -> HCCL_E_PARA (likewise), memory
+ *    not from HcclMemAlloc on any rank -> HCCL_E_PARA on every rank;
+ *    HcclCommDeregister of NULL -> HCCL_E_PTR, of an unknown or already
+ *    dropped handle -> HCCL_E_PARA.
  *
  * Usage: test_errors                   the checks above
  *        test_errors --expect-init-fail  HcclCommInitMpi must fail with
@@ -405,6 +413,61 @@ static void local_only(void)
     comm_usable("rank-0-only bad calls");
 }
 
+/* HcclMemAlloc / HcclCommRegister and their refusals (see the top). */
+static void registration(void)
+{
+    HcclComm c = g_comm;
+    void *p = NULL, *h = NULL, *junk = (void *)(uintptr_t)0x40;
+    if (g_rank == 0) { /* the local refusals: no peer takes part */
+        HcclResult res[9];
+        res[0] = HcclMemAlloc(NULL, 64);
+        p = junk;
+        res[1] = HcclMemAlloc(&p, 0);
+        g_checks++;
+        if (p != NULL)
+            failf("HcclMemAlloc(&p, 0) left p = %p, expected NULL", p);
+        res[2] = HcclMemFree(NULL);
+        res[3] = HcclMemFree(g_sbuf);
+        res[4] = HcclCommRegister(NULL, g_sbuf, 64, &h);
+        res[5] = HcclCommRegister(c, NULL, 64, &h);
+        res[6] = HcclCommRegister(c, g_sbuf, 0, &h);
+        res[7] = HcclCommRegister(c, g_sbuf, 64, NULL);
+        HcclGroupStart();
+        res[8] = HcclCommRegister(c, g_sbuf, 64, &h);
+        HcclGroupEnd();
+        static const HcclResult exp[9] = {HCCL_E_PTR, HCCL_E_PARA, HCCL_SUCCESS,
+                                          HCCL_E_PARA, HCCL_E_PTR, HCCL_E_PTR,
+                                          HCCL_E_PARA, HCCL_E_PTR, HCCL_E_PARA};
+        for (int i = 0; i < 9; i++) {
+            g_checks++;
+            if (res[i] != exp[i])
+                failf("registration refusal #%d returned %d (%s), expected %d (%s)", i,
+                      (int)res[i], rs(res[i]), (int)exp[i], rs(exp[i]));
+        }
+    }
+    comm_usable("rank-0-only registration refusals");
+    /* collective: malloc'd memory on every rank, then on rank 0 only */
+    h = junk;
+    EXPECT(HCCL_E_PARA, HcclCommRegister(c, g_sbuf, 64, &h));
+    g_checks++;
+    if (h != NULL)
+        failf("a refused HcclCommRegister left handle %p, expected NULL", h);
+    expect("HcclMemAlloc(&p, 4096)", HcclMemAlloc(&p, 4096), HCCL_SUCCESS);
+    if (p == NULL)
+        return;
+    EXPECT(HCCL_E_PARA, HcclCommRegister(c, g_rank == 0 ? (void *)g_sbuf : p, 64, &h));
+    /* a refused registration leaves the memory free to go */
+    EXPECT(HCCL_E_PARA, HcclCommRegister(c, p, 8192, &h)); /* past its end */
+    EXPECT(HCCL_SUCCESS, HcclCommRegister(c, (char *)p + 64, 1024, &h));
+    EXPECT(HCCL_E_PARA, HcclMemFree(p));
+    EXPECT(HCCL_E_PARA, HcclCommDeregister(c, junk));
+    EXPECT(HCCL_E_PTR, HcclCommDeregister(c, NULL));
+    EXPECT(HCCL_SUCCESS, HcclCommDeregister(c, h));
+    EXPECT(HCCL_E_PARA, HcclCommDeregister(c, h));
+    EXPECT(HCCL_SUCCESS, HcclMemFree(p));
+    EXPECT(HCCL_E_PARA, HcclMemFree(p));
+}
+
 static void error_strings(void)
 {
     for (int code = 0; code <= (int)HCCL_E_RESERVED + 1; code++) {
@@ -493,6 +556,7 @@ int main(int argc, char **argv)
     type_mismatch();
     zero_counts();
     local_only();
+    registration();
 
     g_checks++;
     r = HcclCommDestroy(g_comm);

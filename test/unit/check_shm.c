@@ -29,6 +29,10 @@
  * gathered path) with SEND and RECV unbound, in-place ops mixing in-place
  * and separate segments; and every other operation writes RECV with
  * non-temporal stores (hc_sched_t.nt_recv, a tuning rule's option nt).
+ * The single-copy algorithms (coll/cma.c) take part (the loopback's ranks
+ * are one process, so process_vm_readv works), half of their AllReduces
+ * as on a communicator with registered buffers (HC_STEP_XREDUCE), mapped
+ * in every other sequence.
  */
 #include <check.h>
 #include <stdint.h>
@@ -220,7 +224,9 @@ static void make_op(op_t *o, uint32_t j, uint32_t n, uint64_t half)
                             .count = o->count, .esize = 4,
                             .dtype = o->fp ? HCCL_DATA_TYPE_FP32 : HCCL_DATA_TYPE_INT32,
                             .op = HCCL_REDUCE_SUM, .in_place = o->in_place,
-                            .shm_bytes = half, .oversub = (int)(j & 1), .topo = &topo};
+                            .shm_bytes = half, .oversub = (int)(j & 1),
+                            .cma = 1, /* the loopback's ranks are one process */
+                            .registered = (int)(rnd() & 1), .topo = &topo};
         const uint8_t nt = (uint8_t)(rnd() & 1);
         a.nt_recv = nt;
         if (o->algo->usable && o->algo->usable(&a))
@@ -327,6 +333,8 @@ static void run_sequence(uint32_t n, uint64_t half, uint32_t nops, uint64_t seed
     hc_loop_t *lp = hc_loop_create(n);
     ck_assert_ptr_nonnull(lp);
     ck_assert_int_eq(hc_loop_shm_alloc(lp, half), HCCL_SUCCESS);
+    /* operations with args.registered: in every other sequence mapped */
+    ck_assert_int_eq(hc_loop_shm_registered(lp, (int)(seed / 2 % 2)), HCCL_SUCCESS);
     /* staging as a region reused from an older communicator leaves it:
      * data words anything (all ones: a stale data word read as a flag
      * would satisfy any wait), flag words below this epoch (0) */

@@ -120,6 +120,7 @@ START_TEST(test_file_syntax)
                                         "bcast * 8 PIPELINE chunk=2MB\n"
                                         "allreduce 16MB-* 2 DIRECT chunk=1MB nt when=intel\n"
                                         "allgather 2MB-* 3-* DIRECT NT\n"
+                                        "allreduce 32KB-* 2 CMA when=intel,registered\n"
                                         "alltoall 0-1K * bruck\n"
                                         "allreduce 4096 * 2D-TORUS\n",
                                         "t", err, sizeof(err)),
@@ -308,6 +309,7 @@ START_TEST(test_tune_file)
     const char *text = "# from hcomm-tune\n"
                        "allreduce 0-4K     *    RD\n"
                        "allreduce 4K-1M    2-4  HD   chunk=64K\n"
+                       "allreduce 1M-*     *    DIRECT nt when=registered\n"
                        "allreduce 1M-*     *    RING chunk=128K\n"
                        "allreduce *        *    RD   when=hier\n"
                        "broadcast 1M-*     *    SCATTER_ALLGATHER\n"
@@ -322,6 +324,14 @@ START_TEST(test_tune_file)
     ck_assert_uint_eq(chunk, 64 << 10);
     ck_assert_str_eq(pick(t, HC_COLL_ALLREDUCE, 4, 1 << 20, 4, NULL, &chunk), "RING");
     ck_assert_uint_eq(chunk, 128 << 10);
+    /* when=registered: decided per operation, from args.registered */
+    hc_coll_args_t ra = {.coll = HC_COLL_ALLREDUCE, .nranks = 4, .count = 1 << 20, .esize = 4,
+                         .dtype = HCCL_DATA_TYPE_FP32, .op = HCCL_REDUCE_SUM, .topo = &flat,
+                         .shm_bytes = 1 << 20};
+    ck_assert_str_eq(hc_tune_select(t, &ra)->name, "RING");
+    ra.registered = 1;
+    ck_assert_str_eq(hc_tune_select(t, &ra)->name, "DIRECT");
+    ck_assert_int_eq(ra.nt_recv, 1);
     ck_assert_str_eq(pick(t, HC_COLL_BROADCAST, 4, 1 << 20, 4, NULL, NULL), "SCATTER_ALLGATHER");
     /* option nt reaches the arguments (and only from its rule) */
     hc_coll_args_t na = {.coll = HC_COLL_REDUCESCATTER, .nranks = 4, .count = 1 << 20, .esize = 4,
