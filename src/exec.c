@@ -328,6 +328,14 @@ static int cross_copy(hc_exec_t *e, uint32_t i, const hc_step_t *t)
     const uint64_t *ad = (const uint64_t *)(e->half[t->peer] + HC_SEG_ADDR);
     const uint64_t rb = __atomic_load_n(&ad[theirs.buf == HC_BUF_RECV], __ATOMIC_RELAXED);
     char *mine = ptr(e, rd ? t->dst : t->a);
+    /* the peer's range registered and mapped here (src/window.h): a copy */
+    char *m = hc_win_find(e->wins, t->peer, rb + theirs.off, t->bytes);
+    if (m) {
+        const int nt = e->s->nt_recv && t->bytes >= HC_COLD_MIN;
+        (nt ? hc_copy_nt : hc_copy)(rd ? mine : m, rd ? m : mine, t->bytes);
+        e->nt_stores |= nt;
+        return HCCL_SUCCESS;
+    }
     uint64_t done = 0;
     while (done < t->bytes) {
         struct iovec l = {mine + done, t->bytes - done};

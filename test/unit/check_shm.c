@@ -31,8 +31,9 @@
  * non-temporal stores (hc_sched_t.nt_recv, a tuning rule's option nt).
  * The single-copy algorithms (coll/cma.c) take part (the loopback's ranks
  * are one process, so process_vm_readv works), half of their AllReduces
- * as on a communicator with registered buffers (HC_STEP_XREDUCE), mapped
- * in every other sequence.
+ * as on a communicator with registered buffers (HC_STEP_XREDUCE); in every
+ * other sequence every rank's memory counts as registered and mapped, so
+ * their READ and WRITE steps are plain copies and XREDUCE folds directly.
  */
 #include <check.h>
 #include <stdint.h>
