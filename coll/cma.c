@@ -95,8 +95,6 @@ int hc_allreduce_cma_build(const hc_coll_args_t *a, hc_sched_t *s)
         ce = es;
     if (a->in_place)
         hc_sched_need_tmp(s, ce < bl ? ce : bl);
-    if (a->registered)
-        hc_sched_need_tmp(s, HC_XREDUCE_TMP);
     int32_t *writes = malloc((bl / ce + 2) * sizeof(int32_t));
     if (writes == NULL)
         return HCCL_E_MEMORY;

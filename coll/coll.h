@@ -372,11 +372,10 @@ int32_t hc_sched_read(hc_sched_t *s, hc_loc_t dst, uint32_t peer, hc_loc_t src, 
 int32_t hc_sched_write(hc_sched_t *s, uint32_t peer, hc_loc_t dst, hc_loc_t src, uint64_t bytes,
                        const int32_t *deps);
 /* HC_STEP_XREDUCE: dst (RECV) here and at rank peer = own (SEND) op the
- * peer's theirs (SEND); needs TMP of HC_XREDUCE_TMP bytes, and of `bytes`
- * in place. */
+ * peer's theirs (SEND); in place it needs TMP of `bytes` (for the READ of
+ * its kernel-copy path). */
 int32_t hc_sched_xreduce(hc_sched_t *s, hc_loc_t dst, uint32_t peer, hc_loc_t own,
                          hc_loc_t theirs, uint64_t bytes, const int32_t *deps);
-#define HC_XREDUCE_TMP (16u << 10) /* the fold's hot scratch (src/exec.c) */
 
 /* Split `count` elements into `parts` nearly equal blocks: block i starts at
  * element hc_block_start(count, parts, i) (the first count % parts blocks

@@ -360,12 +360,15 @@ static int cross_copy(hc_exec_t *e, uint32_t i, const hc_step_t *t)
 }
 
 /* HC_STEP_XREDUCE (coll.h). Both of the peer's buffers mapped here
- * (registered: src/window.h): fold HC_XREDUCE_TMP bytes at a time into the
- * hot scratch at TMP 0 and store the piece into our RECV and the peer's,
- * each a pass that writes whole lines (with the rule's option nt, streamed
- * past the caches: no read for ownership). Else the single-copy steps:
- * READ the peer's operand (into dst, in place into TMP), fold into dst,
- * WRITE dst into the peer. */
+ * (registered: src/window.h): with the rule's option nt, one pass that
+ * reads both operands and streams the result into our RECV and the
+ * peer's (hc_reduce2_nt: no read for ownership, no scratch; through a
+ * 16 KiB scratch it was 25-35% slower at 32-128 MiB, docs/PERFORMANCE.md
+ * "Registered buffers"); without, XREDUCE_PIECE bytes at a time folded
+ * into our RECV and copied from there, still in cache, into the peer's.
+ * Else the single-copy steps: READ the peer's operand (into dst, in place
+ * into TMP), fold into dst, WRITE dst into the peer. */
+#define XREDUCE_PIECE (16u << 10)
 static int xreduce(hc_exec_t *e, uint32_t i, const hc_step_t *t)
 {
     const uint64_t *ad = (const uint64_t *)(e->half[t->peer] + HC_SEG_ADDR);
@@ -378,16 +381,18 @@ static int xreduce(hc_exec_t *e, uint32_t i, const hc_step_t *t)
     const size_t es = e->s->esize;
     const int first = e->rank < t->peer; /* ours is the first operand */
     if (theirs && out) {
-        char *tmp = e->base[HC_BUF_TMP];
-        void (*put)(void *, const void *, size_t) = e->s->nt_recv ? hc_copy_nt : hc_copy;
-        for (uint64_t o = 0; o < t->bytes; o += HC_XREDUCE_TMP) {
-            const uint64_t len = t->bytes - o < HC_XREDUCE_TMP ? t->bytes - o : HC_XREDUCE_TMP;
-            hc_reduce(tmp, first ? own + o : theirs + o, first ? theirs + o : own + o, len / es,
-                      e->dtype, e->op);
-            put(dst + o, tmp, len);
-            put(out + o, tmp, len);
+        if (e->s->nt_recv) {
+            hc_reduce2_nt(dst, out, first ? own : theirs, first ? theirs : own, t->bytes / es,
+                          e->dtype, e->op);
+            e->nt_stores = 1;
+            return HCCL_SUCCESS;
         }
-        e->nt_stores |= e->s->nt_recv;
+        for (uint64_t o = 0; o < t->bytes; o += XREDUCE_PIECE) {
+            const uint64_t len = t->bytes - o < XREDUCE_PIECE ? t->bytes - o : XREDUCE_PIECE;
+            hc_reduce(dst + o, first ? own + o : theirs + o, first ? theirs + o : own + o,
+                      len / es, e->dtype, e->op);
+            hc_copy(out + o, dst + o, len);
+        }
         return HCCL_SUCCESS;
     }
     const int in_place = own == dst;

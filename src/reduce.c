@@ -69,6 +69,7 @@
 #endif
 
 typedef void (*hc_kern_fn)(void *dst, const void *a, const void *b, size_t n);
+typedef void (*hc_two_fn)(void *d1, void *d2, const void *a, const void *b, size_t n);
 typedef void (*hc_scale_fn)(void *buf, size_t n, uint32_t div);
 typedef void (*hc_multi_fn)(void *dst, const void *const *src, size_t nsrc, size_t off,
                             size_t n);
@@ -603,10 +604,62 @@ HC_VTYPES(64)
                              off + i, n - i);                                  \
     }
 
+/* Non-temporal vector stores (the address aligned to the store's width). */
+#define HC_VSTNT(W, tag, p, v) HC_CAT(HC_VSTNT_, HC_VLDK_##tag)(W, tag, p, v)
+#define HC_VSTNT_mem(W, tag, p, v) HC_VSTNT_mem_##W(p, v)
+#define HC_VSTNT_mem_32(p, v) _mm256_stream_si256((__m256i *)(void *)(p), (__m256i)(v))
+#define HC_VSTNT_mem_64(p, v) _mm512_stream_si512((void *)(p), (__m512i)(v))
+#define HC_VSTNT_f16(W, tag, p, v) HC_VSTNT_f16_##W(p, v)
+#define HC_VSTNT_f16_32(p, v)                                                  \
+    _mm_stream_si128((__m128i *)(void *)(p), _mm256_cvtps_ph((__m256)(v), _MM_FROUND_TO_NEAREST_INT))
+#define HC_VSTNT_f16_64(p, v)                                                  \
+    _mm256_stream_si256((__m256i *)(void *)(p),                               \
+                        _mm512_cvtps_ph((__m512)(v), _MM_FROUND_TO_NEAREST_INT))
+#define HC_VSTNT_bf16(W, tag, p, v) HC_VSTNT_bf16_##W(p, v)
+#define HC_VSTNT_bf16_32(p, v)                                                 \
+    do {                                                                       \
+        __m256i r_ = (__m256i)HC_VBF16_RNE(hc_v32_u32, v);                     \
+        _mm_stream_si128((__m128i *)(void *)(p),                               \
+                         _mm_packus_epi32(_mm256_castsi256_si128(r_),          \
+                                          _mm256_extracti128_si256(r_, 1)));   \
+    } while (0)
+#define HC_VSTNT_bf16_64(p, v)                                                 \
+    _mm256_stream_si256((__m256i *)(void *)(p),                               \
+                        _mm512_cvtepi32_epi16((__m512i)HC_VBF16_RNE(hc_v64_u32, v)))
+
+/* The pairwise fold into two destinations with non-temporal stores
+ * (hc_reduce2_nt): d1 and d2 aligned to 2 * the store width at the start;
+ * the tail (fewer than two vectors) with the scalar kernel into d1, then
+ * copied into d2. Loads before stores: d1 may alias a, d2 may alias b. */
+#define HC_V2KERNEL(isa, W, tag, op)                                           \
+    HC_ATTR_##isa static void hc_##isa##_##tag##_##op##_two(                   \
+        void *d1, void *d2, const void *a, const void *b, size_t n)            \
+    {                                                                          \
+        enum { L = W / HC_CSZ_##tag };                                         \
+        hc_st_##tag *p = d1, *q = d2;                                          \
+        const hc_st_##tag *x = a, *y = b;                                      \
+        size_t i = 0;                                                          \
+        for (; i + 2 * L <= n; i += 2 * L) {                                   \
+            hc_v##W##_##tag a0 = HC_VLD(W, tag, x + i), a1 = HC_VLD(W, tag, x + i + L); \
+            hc_v##W##_##tag b0 = HC_VLD(W, tag, y + i), b1 = HC_VLD(W, tag, y + i + L); \
+            hc_v##W##_##tag r0 = HC_VOP(W, tag, op, a0, b0);                   \
+            hc_v##W##_##tag r1 = HC_VOP(W, tag, op, a1, b1);                   \
+            HC_VSTNT(W, tag, p + i, r0);                                       \
+            HC_VSTNT(W, tag, p + i + L, r1);                                   \
+            HC_VSTNT(W, tag, q + i, r0);                                       \
+            HC_VSTNT(W, tag, q + i + L, r1);                                   \
+        }                                                                      \
+        _mm256_zeroupper();                                                    \
+        hc_scalar_##tag##_##op(p + i, x + i, y + i, n - i);                    \
+        memcpy(q + i, p + i, (n - i) * sizeof(hc_st_##tag));                   \
+    }
+
 HC_KERNELS_SIMD(HC_VKERNEL, avx2, 32)
 HC_KERNELS_SIMD(HC_VKERNEL, avx512, 64)
 HC_KERNELS_SIMD(HC_VMKERNEL, avx2, 32)
 HC_KERNELS_SIMD(HC_VMKERNEL, avx512, 64)
+HC_KERNELS_SIMD(HC_V2KERNEL, avx2, 32)
+HC_KERNELS_SIMD(HC_V2KERNEL, avx512, 64)
 HC_FLOAT_TAGS(HC_VSCALE, avx2, 32)
 HC_FLOAT_TAGS(HC_VSCALE, avx512, 64)
 
@@ -666,6 +719,13 @@ static const hc_multi_fn hc_mkern[HC_ISA_N][HC_NTYPES][HC_NOPS] = {
 #if HC_X86
     [HC_ISA_AVX2] = HC_TABLE(avx2, _multi, HC_NOROW),
     [HC_ISA_AVX512] = HC_TABLE(avx512, _multi, HC_NOROW),
+#endif
+};
+/* NULL (scalar ISA, INT128): hc_reduce2_nt's blocked path. */
+static const hc_two_fn hc_k2[HC_ISA_N][HC_NTYPES][HC_NOPS] = {
+#if HC_X86
+    [HC_ISA_AVX2] = HC_TABLE(avx2, _two, HC_NOROW),
+    [HC_ISA_AVX512] = HC_TABLE(avx512, _two, HC_NOROW),
 #endif
 };
 static const hc_scale_fn hc_scale[HC_ISA_N][HC_NTYPES] = {
@@ -817,6 +877,37 @@ void hc_reduce_multi_nt(void *dst, const void *const *src, size_t nsrc, size_t c
             sp[k] = (const char *)src[k] + o * es;
         hc_reduce_multi(blk, sp, nsrc, c, t, op);
         hc_copy_nt((char *)dst + o * es, blk, c * es);
+    }
+}
+
+void hc_reduce2_nt(void *d1, void *d2, const void *a, const void *b, size_t count,
+                   HcclDataType t, HcclReduceOp op)
+{
+    const size_t es = hc_dtype_size(t);
+    if (es == 0 || count == 0 || hc_kern_get(t, op) == NULL)
+        return;
+    const int isa = hc_isa_for(count * es);
+    const hc_two_fn fn = hc_k2[isa][t][op];
+    /* the vector stores want both destinations aligned alike, reachable
+     * in whole elements: the head up to a 64-byte boundary the plain way */
+    const uintptr_t u1 = (uintptr_t)d1, u2 = (uintptr_t)d2;
+    const size_t head = (64 - u1 % 64) % 64;
+    if (fn != NULL && (u1 - u2) % 64 == 0 && head % es == 0) {
+        const size_t h = head / es < count ? head / es : count;
+        hc_reduce(d1, a, b, h, t, op);
+        memcpy(d2, d1, h * es);
+        fn((char *)d1 + h * es, (char *)d2 + h * es, (const char *)a + h * es,
+           (const char *)b + h * es, count - h);
+        return;
+    }
+    /* else through an L1 block, streamed out twice */
+    static __thread unsigned char blk[HC_MULTI_BLOCK] __attribute__((aligned(64)));
+    const size_t per = HC_MULTI_BLOCK / es;
+    for (size_t o = 0; o < count; o += per) {
+        const size_t c = count - o < per ? count - o : per;
+        hc_reduce(blk, (const char *)a + o * es, (const char *)b + o * es, c, t, op);
+        hc_copy_nt((char *)d1 + o * es, blk, c * es);
+        hc_copy_nt((char *)d2 + o * es, blk, c * es);
     }
 }
 

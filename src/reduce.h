@@ -36,6 +36,11 @@ void hc_reduce_multi(void *dst, const void *const *src, size_t nsrc, size_t coun
  * an L1 block; any source may alias dst. nsrc <= 64. */
 void hc_reduce_multi_nt(void *dst, const void *const *src, size_t nsrc, size_t count,
                         HcclDataType t, HcclReduceOp op);
+/* d1[i] = d2[i] = a[i] op b[i], written with non-temporal stores (cold.h:
+ * the caller fences before it publishes); d1 may alias a, d2 b (exactly);
+ * d1 and d2 do not overlap. Same bits as hc_reduce. */
+void hc_reduce2_nt(void *d1, void *d2, const void *a, const void *b, size_t count,
+                   HcclDataType t, HcclReduceOp op);
 /* AVG finish: buf[i] = buf[i] / n (float types). */
 void hc_reduce_scale(void *buf, size_t count, HcclDataType t, uint32_t n);
 

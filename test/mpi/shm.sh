@@ -23,7 +23,9 @@
 #     and dup communicators): on 2 ranks with the single-copy AllReduce
 #     forced (every size through HC_STEP_XREDUCE's loads and stores) and
 #     with the built-in table, on 3 ranks with the single-copy algorithms
-#     forced: the log must say that every peer's range was mapped.
+#     forced: the log must say that every peer's range was mapped;
+#  8. examples/registered on 2 ranks (8 MiB): malloc'd and registered
+#     buffers, both results checked.
 # Each run must also log that shared staging was (1, 2) or was not (3) set
 # up, so a fast path that silently stopped being used fails here.
 set -u
@@ -85,6 +87,15 @@ run reg-np2-table 2 'mapped here from 1 of 1 peers' -u HCCL_ALLREDUCE_ALGO -u HC
 run reg-np3 3 'mapped here from 2 of 2 peers' HCCL_BCAST_ALGO=CMA HCCL_ALLGATHER_ALGO=CMA \
     HCCL_ALLTOALL_ALGO=CMA HCCL_ALLREDUCE_ALGO=CMA
 tc_args=
+
+echo "=== examples/registered on 2 ranks"
+env -u HCCL_ALLREDUCE_ALGO -u HCCL_BCAST_ALGO -u HCCL_ALLGATHER_ALGO \
+    -u HCCL_REDUCESCATTER_ALGO -u HCCL_ALLTOALL_ALGO \
+    sh "$here/mpirun.sh" 2 "$top_builddir/examples/registered" 8 >"$tmp/example.log" 2>&1
+rc=$?
+grep -v ' hcomm INFO ' "$tmp/example.log" | tail -n 4
+[ $rc -eq 99 ] && exit 99
+[ $rc -eq 0 ] || failed="$failed example-registered(rc=$rc)"
 
 if [ -n "$failed" ]; then
     echo "shm.sh: FAILED:$failed"

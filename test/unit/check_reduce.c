@@ -964,6 +964,65 @@ START_TEST(test_multi)
 }
 END_TEST
 
+/* hc_reduce2_nt: the same bits as hc_reduce in both destinations, for
+ * destinations aligned alike (the streamed kernel after a head) or not
+ * (the blocked path), every offset of the first within a line, with d1
+ * aliasing a or b; one guard byte either side of each destination. */
+START_TEST(test_reduce2_nt)
+{
+    const char *isa = isas[_i];
+    if (!isa_usable(isa))
+        return;
+    rng_state = 123 + (uint64_t)_i;
+    static const size_t counts[] = {1, 2, 31, 1000, 20011};
+    for (size_t ci = 0; ci < NELEM(counts); ci++) {
+        const size_t n = counts[ci];
+        for (size_t ti = 0; ti < NELEM(all_types); ti++) {
+            const HcclDataType t = all_types[ti];
+            const size_t es = tsize(t), bytes = n * es;
+            char *a = xmalloc(bytes), *b = xmalloc(bytes), *want = xmalloc(bytes);
+            unsigned char *m1 = xmalloc(bytes + 130), *m2 = xmalloc(bytes + 130);
+            fill_pair(a, b, n, t);
+            for (size_t oi = 0; oi < NELEM(all_ops); oi++) {
+                const HcclReduceOp op = all_ops[oi];
+                if (!supported(t, op))
+                    continue;
+                hc_reduce(want, a, b, n, t, op);
+                for (int mode = 0; mode < 4; mode++) {
+                    /* mode 0-1: d2 at d1's offset in its line (1: d1 = a),
+                     * 2-3: another offset (3: d1 = b) */
+                    const size_t o1 = 1 + (ci * 13 + ti * 7 + oi * 5 + (size_t)mode * 11) % 64;
+                    const size_t o2 = mode < 2 ? o1 : 1 + (o1 + 24) % 64;
+                    unsigned char *d1 = m1 + ((uintptr_t)(m1 + o1) % es ? o1 + es - (uintptr_t)(m1 + o1) % es : o1);
+                    unsigned char *d2 = m2 + ((uintptr_t)(m2 + o2) % es ? o2 + es - (uintptr_t)(m2 + o2) % es : o2);
+                    if (mode < 2) /* same offset in a line: the streamed kernel */
+                        d2 = m2 + 64 + (uintptr_t)d1 % 64 - (uintptr_t)m2 % 64;
+                    memset(m1, 0xa5, bytes + 130);
+                    memset(m2, 0xa5, bytes + 130);
+                    const void *x = a, *y = b;
+                    if (mode == 1) {
+                        memcpy(d1, a, bytes);
+                        x = d1;
+                    } else if (mode == 3) {
+                        memcpy(d1, b, bytes);
+                        y = d1;
+                    }
+                    hc_reduce2_nt(d1, d2, x, y, n, t, op);
+                    ck_assert_msg(memcmp(d1, want, bytes) == 0 && memcmp(d2, want, bytes) == 0,
+                                  "%s reduce2_nt %s %s n=%zu mode %d", isa, hc_dtype_name(t),
+                                  hc_op_name(op), n, mode);
+                    ck_assert_msg(d1[-1] == 0xa5 && d1[bytes] == 0xa5 && d2[-1] == 0xa5 &&
+                                      d2[bytes] == 0xa5,
+                                  "%s reduce2_nt %s %s n=%zu mode %d: wrote outside", isa,
+                                  hc_dtype_name(t), hc_op_name(op), n, mode);
+                }
+            }
+            free(a), free(b), free(want), free(m1), free(m2);
+        }
+    }
+}
+END_TEST
+
 START_TEST(test_scale)
 {
     const char *isa = isas[_i];
@@ -1208,6 +1267,7 @@ static Suite *reduce_suite(void)
     tcase_add_loop_test(tc, test_reduce_vs_ref, 0, (int)NELEM(isas));
     tcase_add_loop_test(tc, test_simd_vs_scalar, 0, (int)NELEM(isas));
     tcase_add_loop_test(tc, test_multi, 0, (int)NELEM(isas));
+    tcase_add_loop_test(tc, test_reduce2_nt, 0, (int)NELEM(isas));
     tcase_add_loop_test(tc, test_scale, 0, (int)NELEM(isas));
     suite_add_tcase(s, tc);
 

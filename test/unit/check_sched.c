@@ -572,14 +572,14 @@ static const char *check_shm_step(const tc_t *t, uint32_t r, rank_t *k, uint32_t
     }
     if (st->kind == HC_STEP_XREDUCE) {
         /* our SEND (a) folded with the peer's (b) into both RECVs (dst);
-         * scratch for the mapped fold, and for the READ in place */
+         * scratch for the READ in place */
         const int in_place = k->bufs[HC_BUF_SEND] == k->bufs[HC_BUF_RECV];
         int ok = st->peer < t->n && st->peer != r && s->exposes && st->dst.buf == HC_BUF_RECV &&
                  st->a.buf == HC_BUF_SEND && st->b.buf == HC_BUF_SEND &&
                  st->dst.off + st->bytes <= k->bsize[HC_BUF_RECV] &&
                  st->a.off + st->bytes <= k->bsize[HC_BUF_SEND] &&
                  st->b.off + st->bytes <= k->bsize[HC_BUF_SEND] && st->bytes % es == 0 &&
-                 s->tmp_bytes >= HC_XREDUCE_TMP && (!in_place || s->tmp_bytes >= st->bytes);
+                 (!in_place || s->tmp_bytes >= st->bytes);
         if (!ok) {
             snprintf(msg, len, "rank %u step %u: bad XREDUCE (peer %u, +%llu, %llu B, tmp %llu)",
                      r, i, st->peer, (unsigned long long)st->dst.off,
@@ -860,7 +860,7 @@ static const char *check_races(uint32_t r, rank_t *k, size_t es, char *msg, size
             case HC_STEP_WRITE:
                 loc[nl] = st->a, wr[nl++] = 0;
                 break;
-            case HC_STEP_XREDUCE: /* ours (its scratch is its own) */
+            case HC_STEP_XREDUCE: /* ours (its scratch is read and written inside it) */
                 loc[nl] = st->a, wr[nl++] = 0;
                 loc[nl] = st->dst, wr[nl++] = 1;
                 break;
