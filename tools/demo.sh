@@ -1,7 +1,8 @@
 #!/bin/sh
 # The demo: install dependencies, build, and benchmark hcomm against Open
 # MPI's own collectives at 2 ranks on this machine (AllReduce, 8 B - 64 MB,
-# results checked, MPI run in the same processes for a fair ratio).
+# results checked, MPI run in the same processes for a fair ratio), with
+# malloc'd buffers and then with registered ones (HcclMemAlloc).
 set -e
 top=$(cd "$(dirname "$0")/.." && pwd)
 "$top/tools/install-deps.sh"
@@ -14,4 +15,10 @@ mpirun -np "$NP" --oversubscribe --bind-to none ./examples/allreduce
 if [ -x tools/hcomm-perf ]; then
     echo "== mpirun -np $NP tools/hcomm-perf -C allreduce -b 8 -e 64M -f 4 -M"
     mpirun -np "$NP" --oversubscribe --bind-to none tools/hcomm-perf -C allreduce -b 8 -e 64M -f 4 -M
+fi
+if [ -x tools/hcomm-perf ]; then
+    # the same with buffers from HcclMemAlloc, registered with the
+    # communicator (README, "Registered buffers")
+    echo "== mpirun -np $NP tools/hcomm-perf -C allreduce -b 8 -e 64M -f 4 -M -A"
+    mpirun -np "$NP" --oversubscribe --bind-to none tools/hcomm-perf -C allreduce -b 8 -e 64M -f 4 -M -A
 fi

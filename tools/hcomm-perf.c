@@ -1272,8 +1272,8 @@ static void write_json(const ctx_t *c, const char *path, int argc, char **argv, 
             colls[c->coll].name, colls[c->coll].reducing ? op_name(c->op) : "none",
             c->t->names[0], colls[c->coll].rooted ? c->root : -1, c->in_place);
     json_str(f, c->algo ? c->algo : "auto");
-    fprintf(f, ",\n  \"check\": %d,\n  \"mpi\": %s,\n  \"mpi_call\": ", c->check,
-            c->with_mpi && c->mpi_ok ? "true" : "false");
+    fprintf(f, ",\n  \"check\": %d,\n  \"registered\": %s,\n  \"mpi\": %s,\n  \"mpi_call\": ",
+            c->check, c->reg ? "true" : "false", c->with_mpi && c->mpi_ok ? "true" : "false");
     json_str(f, colls[c->coll].mpi_call);
     fprintf(f, ",\n  \"mpi_library\": ");
     json_str(f, mpilib);

@@ -5,6 +5,8 @@
 #     the MPI time, the ratio and (for -R) the memcpy reference; the
 #     core-to-core latency (header and JSON) exactly when the ranks do not
 #     outnumber the cores; the vCPU speed of both ranks (header and JSON);
+#   - hcomm-perf -A (registered buffers) on 2 ranks, AllReduce and AlltoAll:
+#     exit 0, "#wrong" 0, the header and the JSON say so;
 #   - hcomm-perf with a bad collective name fails (exit != 0);
 #   - tools/bench.sh --quick on 2 ranks (two collectives, one setting):
 #     exit 0, a report with its summary and per-size tables, status 0;
@@ -99,6 +101,19 @@ if grep -q '"memcpy_GBps":' "$tmp/bc.json"; then
 fi
 why=$(latency_ok "$tmp/bc.txt" "$tmp/bc.json" 3)
 [ -z "$why" ] || fail "broadcast: $why"
+
+for c in allreduce alltoall; do
+    echo "=== hcomm-perf -C $c -A -M on 2 ranks"
+    sh "$here/mpirun.sh" 2 "$perf" -C $c -A -b 8 -e 8M -f 32 -n 5 -w 1 -T 0.2 -M \
+        -J "$tmp/reg-$c.json" >"$tmp/reg-$c.txt" 2>&1
+    rc=$?
+    cat "$tmp/reg-$c.txt"
+    [ $rc -eq 0 ] || fail "$c -A run exited with $rc"
+    rows_ok "$tmp/reg-$c.txt" || fail "$c -A: a row with #wrong != 0, or no rows"
+    grep -q '^# sizes .*registered (-A)' "$tmp/reg-$c.txt" || fail "$c -A: header says nothing"
+    grep -q '"registered": true' "$tmp/reg-$c.json" || fail "$c -A: JSON has no \"registered\": true"
+done
+grep -q '"registered": false' "$tmp/ar.json" || fail "allreduce JSON: no \"registered\": false"
 
 echo "=== hcomm-perf with a bad collective"
 if sh "$here/mpirun.sh" 2 "$perf" -C nosuch >"$tmp/bad.txt" 2>&1; then
