@@ -94,6 +94,10 @@ static const hc_algo_t reducescatter_algos[HC_REDUCESCATTER_LAST] = {
      .desc = "one host: each rank folds its block out of every rank's shared staging "
              "(coll/reducescatter_direct.c); needs shared memory",
      .build = hc_reducescatter_direct_build, .usable = hc_reducescatter_direct_usable},
+    {.id = HC_REDUCESCATTER_CMA, .name = "CMA", .alias = NULL,
+     .desc = "one host, 2 ranks: each rank folds its block with the peer's, read with "
+             "process_vm_readv or, registered, with loads (coll/cma.c)",
+     .build = hc_reducescatter_cma_build, .usable = hc_allreduce_cma_usable},
 };
 
 static const hc_algo_t allgather_algos[HC_ALLGATHER_LAST] = {

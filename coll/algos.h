@@ -23,7 +23,7 @@ enum { HC_BCAST_BINOMIAL, HC_BCAST_HIER, HC_BCAST_PIPELINE, HC_BCAST_SCATTER_ALL
        HC_BCAST_DIRECT, HC_BCAST_CMA, HC_BCAST_LAST };
 enum { HC_REDUCE_BINOMIAL, HC_REDUCE_RS_GATHER, HC_REDUCE_LAST };
 enum { HC_REDUCESCATTER_RING, HC_REDUCESCATTER_HIER, HC_REDUCESCATTER_HD,
-       HC_REDUCESCATTER_DIRECT, HC_REDUCESCATTER_LAST };
+       HC_REDUCESCATTER_DIRECT, HC_REDUCESCATTER_CMA, HC_REDUCESCATTER_LAST };
 enum { HC_ALLGATHER_RING, HC_ALLGATHER_HIER, HC_ALLGATHER_RD, HC_ALLGATHER_BRUCK,
        HC_ALLGATHER_DIRECT, HC_ALLGATHER_CMA, HC_ALLGATHER_LAST };
 enum { HC_SCATTER_BINOMIAL, HC_SCATTER_LAST };
@@ -45,6 +45,7 @@ int hc_alltoall_direct_build(const hc_coll_args_t *args, hc_sched_t *s);
 const char *hc_alltoall_direct_usable(const hc_coll_args_t *args);
 /* single-copy reads out of the peers' buffers (coll/cma.c) */
 int hc_allreduce_cma_build(const hc_coll_args_t *args, hc_sched_t *s);
+int hc_reducescatter_cma_build(const hc_coll_args_t *args, hc_sched_t *s);
 const char *hc_allreduce_cma_usable(const hc_coll_args_t *args);
 int hc_allgather_cma_build(const hc_coll_args_t *args, hc_sched_t *s);
 int hc_alltoall_cma_build(const hc_coll_args_t *args, hc_sched_t *s);

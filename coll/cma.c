@@ -122,6 +122,50 @@ int hc_allreduce_cma_build(const hc_coll_args_t *a, hc_sched_t *s)
     return s->err;
 }
 
+/* ReduceScatter at 2 ranks: each rank folds its own block, chunk by
+ * chunk, with the peer's SEND block for it: one XREDUCE step per chunk
+ * that stores into our RECV only (with registered buffers, loads from the
+ * peer's SEND; else a READ into RECV, in place into a scratch chunk, and
+ * the fold). In place RECV is our block of SEND, which the peer never
+ * reads. OUT then says "done with your buffers". */
+int hc_reducescatter_cma_build(const hc_coll_args_t *a, hc_sched_t *s)
+{
+    const uint32_t n = a->nranks, me = a->rank;
+    const uint64_t es = a->esize, bl = a->count * es;
+    s->algo = "reducescatter:CMA";
+    s->esize = es;
+    if (bl == 0)
+        return HCCL_SUCCESS;
+    if (n == 1) {
+        hc_sched_copy(s, HC_RECV(0), HC_SEND(0), bl, HC_NODEPS);
+        return s->err;
+    }
+    if (!a->cma || n != 2)
+        return HCCL_E_PARA;
+    const uint32_t peer = 1 - me;
+    const uint64_t b0 = me * bl;
+    uint64_t ce = (a->chunk_bytes ? a->chunk_bytes : AR_CHUNK) / es * es;
+    if (ce == 0)
+        ce = es;
+    if (a->in_place)
+        hc_sched_need_tmp(s, ce < bl ? ce : bl);
+    int32_t *steps = malloc((bl / ce + 2) * sizeof(int32_t));
+    if (steps == NULL)
+        return HCCL_E_MEMORY;
+    const int32_t in = begin(s);
+    const int32_t wi = hc_sched_wait(s, peer, HC_SHM_FLAG(F_IN), 1, 0, HC_NODEPS);
+    int32_t last = -1;
+    uint32_t k = 0;
+    for (uint64_t o = 0; o < bl; o += ce) {
+        const uint64_t len = bl - o > ce ? ce : bl - o;
+        steps[k++] = last = hc_sched_xreduce_own(s, HC_RECV(o), peer, HC_SEND(b0 + o),
+                                                 HC_SEND(b0 + o), len, HC_DEPS(wi, in, last));
+    }
+    end(s, steps, k);
+    free(steps);
+    return s->err;
+}
+
 const char *hc_allreduce_cma_usable(const hc_coll_args_t *a)
 {
     const char *why = hc_cma_usable(a);

@@ -101,7 +101,8 @@ typedef enum {
                        * (HC_BUF_SEND), the operands in rank order; with loads
                        * and stores where the peer's buffers are registered
                        * (args->registered; src/window.h), else as READ into
-                       * dst (in place: TMP at 0), REDUCE, WRITE */
+                       * dst (in place: TMP at 0), REDUCE, WRITE; tag
+                       * HC_XREDUCE_OWN: our dst only (no store into the peer) */
     HC_STEP_KINDS
 } hc_step_kind_t;
 
@@ -376,6 +377,11 @@ int32_t hc_sched_write(hc_sched_t *s, uint32_t peer, hc_loc_t dst, hc_loc_t src,
  * its kernel-copy path). */
 int32_t hc_sched_xreduce(hc_sched_t *s, hc_loc_t dst, uint32_t peer, hc_loc_t own,
                          hc_loc_t theirs, uint64_t bytes, const int32_t *deps);
+/* HC_STEP_XREDUCE's tag: the result goes into our dst only. */
+#define HC_XREDUCE_OWN 1u
+/* The same into our dst only. */
+int32_t hc_sched_xreduce_own(hc_sched_t *s, hc_loc_t dst, uint32_t peer, hc_loc_t own,
+                             hc_loc_t theirs, uint64_t bytes, const int32_t *deps);
 
 /* Split `count` elements into `parts` nearly equal blocks: block i starts at
  * element hc_block_start(count, parts, i) (the first count % parts blocks

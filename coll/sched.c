@@ -168,6 +168,14 @@ int32_t hc_sched_xreduce(hc_sched_t *s, hc_loc_t dst, uint32_t peer, hc_loc_t ow
     return add(s, &st, deps, UINT32_MAX);
 }
 
+int32_t hc_sched_xreduce_own(hc_sched_t *s, hc_loc_t dst, uint32_t peer, hc_loc_t own,
+                             hc_loc_t theirs, uint64_t bytes, const int32_t *deps)
+{
+    hc_step_t st = {.kind = HC_STEP_XREDUCE, .peer = peer, .tag = HC_XREDUCE_OWN, .dst = dst,
+                    .a = own, .b = theirs, .bytes = bytes};
+    return add(s, &st, deps, UINT32_MAX);
+}
+
 void hc_sched_need_seg(hc_sched_t *s, uint64_t bytes)
 {
     if (bytes > s->seg_bytes)

@@ -367,19 +367,32 @@ static int cross_copy(hc_exec_t *e, uint32_t i, const hc_step_t *t)
  * "Registered buffers"); without, XREDUCE_PIECE bytes at a time folded
  * into our RECV and copied from there, still in cache, into the peer's.
  * Else the single-copy steps: READ the peer's operand (into dst, in place
- * into TMP), fold into dst, WRITE dst into the peer. */
+ * into TMP), fold into dst, WRITE dst into the peer. With tag
+ * HC_XREDUCE_OWN only our dst is written (ReduceScatter). */
 #define XREDUCE_PIECE (16u << 10)
 static int xreduce(hc_exec_t *e, uint32_t i, const hc_step_t *t)
 {
     const uint64_t *ad = (const uint64_t *)(e->half[t->peer] + HC_SEG_ADDR);
     const uint64_t ps = __atomic_load_n(&ad[0], __ATOMIC_RELAXED) + t->b.off;
     const uint64_t pr = __atomic_load_n(&ad[1], __ATOMIC_RELAXED) + t->dst.off;
+    const int both = t->tag != HC_XREDUCE_OWN;
     const char *theirs = hc_win_find(e->wins, t->peer, ps, t->bytes);
-    char *out = hc_win_find(e->wins, t->peer, pr, t->bytes);
+    char *out = both ? hc_win_find(e->wins, t->peer, pr, t->bytes) : NULL;
     char *dst = ptr(e, t->dst);
     const char *own = ptr(e, t->a);
     const size_t es = e->s->esize;
     const int first = e->rank < t->peer; /* ours is the first operand */
+    if (theirs && !both) {
+        if (e->s->nt_recv && t->bytes >= HC_COLD_MIN) {
+            const void *src[2] = {first ? own : theirs, first ? theirs : own};
+            hc_reduce_multi_nt(dst, src, 2, t->bytes / es, e->dtype, e->op);
+            e->nt_stores = 1;
+        } else {
+            hc_reduce(dst, first ? own : theirs, first ? theirs : own, t->bytes / es, e->dtype,
+                      e->op);
+        }
+        return HCCL_SUCCESS;
+    }
     if (theirs && out) {
         if (e->s->nt_recv) {
             hc_reduce2_nt(dst, out, first ? own : theirs, first ? theirs : own, t->bytes / es,
@@ -404,6 +417,8 @@ static int xreduce(hc_exec_t *e, uint32_t i, const hc_step_t *t)
         return rc;
     const char *got = ptr(e, land);
     hc_reduce(dst, first ? own : got, first ? got : own, t->bytes / es, e->dtype, e->op);
+    if (!both)
+        return HCCL_SUCCESS;
     hc_step_t w = {.kind = HC_STEP_WRITE, .peer = t->peer, .dst = t->dst, .a = t->dst,
                    .bytes = t->bytes};
     return cross_copy(e, i, &w);

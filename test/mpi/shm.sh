@@ -11,8 +11,8 @@
 #     staging, every communicator must agree to do without (the forced
 #     DIRECT algorithms fall back to the defaults);
 #  4. test_coll on 2 and 3 ranks with the single-copy algorithms (coll/cma.c)
-#     forced for AllReduce, Broadcast, AllGather and AlltoAll (AllReduce's
-#     falls back at 3 ranks and in place): the log must say that
+#     forced for AllReduce, ReduceScatter, Broadcast, AllGather and AlltoAll
+#     (AllReduce's and ReduceScatter's fall back at 3 ranks): the log must say that
 #     the ranks can read each other's memory;
 #  5. the same on 2 ranks with HCCL_SINGLE_COPY=0: the forced CMA algorithms
 #     must fall back (and say so) and give the same results;
@@ -20,8 +20,8 @@
 #     option nt (RECV written with non-temporal stores) for every
 #     collective that has it: the log must show the rule in use;
 #  7. test_coll -A (buffers from HcclMemAlloc, registered with the world
-#     and dup communicators): on 2 ranks with the single-copy AllReduce
-#     forced (every size through HC_STEP_XREDUCE's loads and stores) and
+#     and dup communicators): on 2 ranks with the single-copy AllReduce and
+#     ReduceScatter forced (every size through HC_STEP_XREDUCE) and
 #     with the built-in table, on 3 ranks with the single-copy algorithms
 #     forced: the log must say that every peer's range was mapped;
 #  8. examples/registered on 2 ranks (8 MiB): malloc'd and registered
@@ -70,10 +70,10 @@ run tcp-np2 2 'no shared staging (rank [0-9]*: a peer.s segment is unreachable' 
     UCX_TLS=tcp,self
 for np in 2 3; do
     run cma-np$np $np 'single-copy reads on' HCCL_BCAST_ALGO=CMA HCCL_ALLGATHER_ALGO=CMA \
-        HCCL_ALLTOALL_ALGO=CMA HCCL_ALLREDUCE_ALGO=CMA
+        HCCL_ALLTOALL_ALGO=CMA HCCL_ALLREDUCE_ALGO=CMA HCCL_REDUCESCATTER_ALGO=CMA
 done
 run cma-off-np2 2 'single-copy reads off' HCCL_BCAST_ALGO=CMA HCCL_ALLGATHER_ALGO=CMA \
-    HCCL_ALLTOALL_ALGO=CMA HCCL_ALLREDUCE_ALGO=CMA HCCL_SINGLE_COPY=0
+    HCCL_ALLTOALL_ALGO=CMA HCCL_ALLREDUCE_ALGO=CMA HCCL_REDUCESCATTER_ALGO=CMA HCCL_SINGLE_COPY=0
 printf '%s * * DIRECT nt\n' allreduce broadcast reducescatter allgather alltoall >"$tmp/nt.tune"
 for np in 2 3; do
     run nt-np$np $np 'DIRECT nt  # ' -u HCCL_ALLREDUCE_ALGO -u HCCL_BCAST_ALGO \
@@ -81,11 +81,12 @@ for np in 2 3; do
         HCCL_TUNE_FILE="$tmp/nt.tune" HCCL_DEBUG_SUBSYS=TRANSPORT,TUNE
 done
 tc_args=-A
-run reg-np2 2 'mapped here from 1 of 1 peers' HCCL_ALLREDUCE_ALGO=CMA
+run reg-np2 2 'mapped here from 1 of 1 peers' HCCL_ALLREDUCE_ALGO=CMA \
+    HCCL_REDUCESCATTER_ALGO=CMA
 run reg-np2-table 2 'mapped here from 1 of 1 peers' -u HCCL_ALLREDUCE_ALGO -u HCCL_BCAST_ALGO \
     -u HCCL_ALLGATHER_ALGO -u HCCL_REDUCESCATTER_ALGO -u HCCL_ALLTOALL_ALGO
 run reg-np3 3 'mapped here from 2 of 2 peers' HCCL_BCAST_ALGO=CMA HCCL_ALLGATHER_ALGO=CMA \
-    HCCL_ALLTOALL_ALGO=CMA HCCL_ALLREDUCE_ALGO=CMA
+    HCCL_ALLTOALL_ALGO=CMA HCCL_ALLREDUCE_ALGO=CMA HCCL_REDUCESCATTER_ALGO=CMA
 tc_args=
 
 echo "=== examples/registered on 2 ranks"

@@ -1506,14 +1506,16 @@ START_TEST(test_shuffled)
 }
 END_TEST
 
-/* The single-copy AllReduce on a communicator with registered buffers
- * (HC_STEP_XREDUCE): not registered, registered but not mapped (the
- * kernel-copy path inside the step), mapped (loads and stores through the
- * loopback's identity windows); counts across the fold's 16 KiB scratch
- * and the chunks, in place and not, every reduction kind, both drivers. */
+/* The single-copy AllReduce and ReduceScatter on a communicator with
+ * registered buffers (HC_STEP_XREDUCE): not registered, registered but not
+ * mapped (the kernel-copy path inside the step), mapped (loads and stores
+ * through the loopback's identity windows); counts across the fold's
+ * 16 KiB pieces and the chunks, in place and not, every reduction kind
+ * (nt or not by seed), both drivers. */
 START_TEST(test_registered)
 {
-    const hc_algo_t *al = hc_coll_find_algo(HC_COLL_ALLREDUCE, "CMA");
+    const hc_coll_t c = _i ? HC_COLL_REDUCESCATTER : HC_COLL_ALLREDUCE;
+    const hc_algo_t *al = hc_coll_find_algo(c, "CMA");
     ck_assert_ptr_nonnull(al);
     static const uint64_t counts[] = {0, 1, 2, 7, 61, 4096, 4099, 8195, 24577};
     const uint64_t before = n_skipped;
@@ -1523,9 +1525,8 @@ START_TEST(test_registered)
             for (int ip = 0; ip < 2; ip++, k++) {
                 const vk_t vk = red_kinds[k % 6];
                 /* seed bit 1: registered, bit 2: mapped (run_case_timed) */
-                tc_t t = {.coll = HC_COLL_ALLREDUCE, .algo = al, .n = 2, .count = counts[ci],
-                          .in_place = ip,
-                          .chunk = k % 3 == 0 ? 0 : pick_chunk(HC_COLL_ALLREDUCE, 2, counts[ci],
+                tc_t t = {.coll = c, .algo = al, .n = 2, .count = counts[ci], .in_place = ip,
+                          .chunk = k % 3 == 0 ? 0 : pick_chunk(c, 2, counts[ci],
                                                                 vk_info[vk].es, k / 3),
                           .vk = vk, .seed = (k << 3) | (mode ? 2u : 0u) | (mode == 2 ? 4u : 0u),
                           .shuffled = k % 2};
@@ -1850,7 +1851,7 @@ static Suite *sched_suite(void)
     tcase_add_test(tc, test_ring_order);
     tcase_add_loop_test(tc, test_shuffled, 0, HC_COLL_LAST);
     tcase_add_test(tc, test_topo_grid);
-    tcase_add_test(tc, test_registered);
+    tcase_add_loop_test(tc, test_registered, 0, 2);
     tcase_add_test(tc, test_deterministic);
     tcase_add_test(tc, test_canon_fold);
     suite_add_tcase(su, tc);
