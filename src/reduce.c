@@ -630,7 +630,7 @@ HC_VTYPES(64)
 /* The pairwise fold into two destinations with non-temporal stores
  * (hc_reduce2_nt): d1 and d2 aligned to 2 * the store width at the start;
  * the tail (fewer than two vectors) with the scalar kernel into d1, then
- * copied into d2. Loads before stores: d1 may alias a, d2 may alias b. */
+ * copied into d2. Loads before stores: d1 and d2 may each alias a or b. */
 #define HC_V2KERNEL(isa, W, tag, op)                                           \
     HC_ATTR_##isa static void hc_##isa##_##tag##_##op##_two(                   \
         void *d1, void *d2, const void *a, const void *b, size_t n)            \

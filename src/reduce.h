@@ -37,8 +37,9 @@ void hc_reduce_multi(void *dst, const void *const *src, size_t nsrc, size_t coun
 void hc_reduce_multi_nt(void *dst, const void *const *src, size_t nsrc, size_t count,
                         HcclDataType t, HcclReduceOp op);
 /* d1[i] = d2[i] = a[i] op b[i], written with non-temporal stores (cold.h:
- * the caller fences before it publishes); d1 may alias a, d2 b (exactly);
- * d1 and d2 do not overlap. Same bits as hc_reduce. */
+ * the caller fences before it publishes); d1 and d2 may each alias a or b
+ * (exactly: every element is read before it is written); d1 and d2 do not
+ * overlap. Same bits as hc_reduce. */
 void hc_reduce2_nt(void *d1, void *d2, const void *a, const void *b, size_t count,
                    HcclDataType t, HcclReduceOp op);
 /* AVG finish: buf[i] = buf[i] / n (float types). */

@@ -967,7 +967,8 @@ END_TEST
 /* hc_reduce2_nt: the same bits as hc_reduce in both destinations, for
  * destinations aligned alike (the streamed kernel after a head) or not
  * (the blocked path), every offset of the first within a line, with d1
- * aliasing a or b; one guard byte either side of each destination. */
+ * aliasing a or b, or d1 b and d2 a (the in-place AllReduce of the higher
+ * rank); one guard byte either side of each destination. */
 START_TEST(test_reduce2_nt)
 {
     const char *isa = isas[_i];
@@ -988,14 +989,14 @@ START_TEST(test_reduce2_nt)
                 if (!supported(t, op))
                     continue;
                 hc_reduce(want, a, b, n, t, op);
-                for (int mode = 0; mode < 4; mode++) {
-                    /* mode 0-1: d2 at d1's offset in its line (1: d1 = a),
-                     * 2-3: another offset (3: d1 = b) */
+                for (int mode = 0; mode < 5; mode++) {
+                    /* mode 0-1 and 4: d2 at d1's offset in its line (1: d1
+                     * = a; 4: d1 = b, d2 = a), 2-3: another offset (3: d1 = b) */
                     const size_t o1 = 1 + (ci * 13 + ti * 7 + oi * 5 + (size_t)mode * 11) % 64;
                     const size_t o2 = mode < 2 ? o1 : 1 + (o1 + 24) % 64;
                     unsigned char *d1 = m1 + ((uintptr_t)(m1 + o1) % es ? o1 + es - (uintptr_t)(m1 + o1) % es : o1);
                     unsigned char *d2 = m2 + ((uintptr_t)(m2 + o2) % es ? o2 + es - (uintptr_t)(m2 + o2) % es : o2);
-                    if (mode < 2) /* same offset in a line: the streamed kernel */
+                    if (mode < 2 || mode == 4) /* same offset in a line: the streamed kernel */
                         d2 = m2 + 64 + (uintptr_t)d1 % 64 - (uintptr_t)m2 % 64;
                     memset(m1, 0xa5, bytes + 130);
                     memset(m2, 0xa5, bytes + 130);
@@ -1005,6 +1006,11 @@ START_TEST(test_reduce2_nt)
                         x = d1;
                     } else if (mode == 3) {
                         memcpy(d1, b, bytes);
+                        y = d1;
+                    } else if (mode == 4) {
+                        memcpy(d1, b, bytes);
+                        memcpy(d2, a, bytes);
+                        x = d2;
                         y = d1;
                     }
                     hc_reduce2_nt(d1, d2, x, y, n, t, op);
