@@ -64,7 +64,7 @@ static const char builtin_text[] =
     "alltoall       4KB-32MB   2     CMA                when=intel,registered\n"
     "alltoall       32MB-*     2     CMA nt             when=intel,registered\n"
     "# one host, Intel CPUs: large messages through staging, streamed into RECV\n"
-    "allreduce      16MB-*     2     DIRECT chunk=1MB nt when=intel\n"
+    "allreduce      32MB-*     2     DIRECT chunk=1MB nt when=intel\n"
     "allreduce      8MB-*      3-4   DIRECT nt          when=intel\n"
     "reducescatter  16MB-*     2     DIRECT nt          when=intel\n"
     "allgather      16MB-*     2     DIRECT nt          when=intel\n"

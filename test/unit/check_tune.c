@@ -118,7 +118,7 @@ START_TEST(test_file_syntax)
                                         "allreduce 64KB-8MB 2-16 RING chunk=256K  # trailing\n"
                                         "allreduce 8M-* 4-* TORUS2D when=flat,nodet\n"
                                         "bcast * 8 PIPELINE chunk=2MB\n"
-                                        "allreduce 16MB-* 2 DIRECT chunk=1MB nt when=intel\n"
+                                        "allreduce 32MB-* 2 DIRECT chunk=1MB nt when=intel\n"
                                         "allgather 2MB-* 3-* DIRECT NT\n"
                                         "allreduce 32KB-* 2 CMA when=intel,registered\n"
                                         "alltoall 0-1K * bruck\n"
