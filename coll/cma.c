@@ -74,52 +74,62 @@ const char *hc_cma_usable(const hc_coll_args_t *a)
  * buffers"); elsewhere the step does what the three steps above do. */
 #define AR_CHUNK (256u << 10)
 
-int hc_allreduce_cma_build(const hc_coll_args_t *a, hc_sched_t *s)
+/* The chunk loop both 2-rank folds share: our RECV from recv0 and our
+ * SEND from send0, bl bytes. steps 1: READ, REDUCE, WRITE per chunk (the
+ * AllReduce without registrations); else one XREDUCE per chunk with these
+ * flags (0: both RECVs, HC_XREDUCE_OWN: ours only). */
+static int pair_fold(const hc_coll_args_t *a, hc_sched_t *s, uint64_t recv0, uint64_t send0,
+                     uint64_t bl, int steps, uint32_t flags)
 {
-    const uint32_t n = a->nranks, me = a->rank;
-    const uint64_t es = a->esize, count = a->count;
-    s->algo = "allreduce:CMA";
-    s->esize = es;
-    if (count == 0)
-        return HCCL_SUCCESS;
-    if (n == 1) {
-        hc_sched_copy(s, HC_RECV(0), HC_SEND(0), count * es, HC_NODEPS);
-        return s->err;
-    }
-    if (!a->cma || n != 2)
-        return HCCL_E_PARA;
-    const uint32_t peer = 1 - me;
-    const uint64_t b0 = hc_block_start(count, 2, me) * es, bl = hc_block_len(count, 2, me) * es;
+    const uint32_t peer = 1 - a->rank;
+    const uint64_t es = a->esize;
     uint64_t ce = (a->chunk_bytes ? a->chunk_bytes : AR_CHUNK) / es * es;
     if (ce == 0)
         ce = es;
     if (a->in_place)
         hc_sched_need_tmp(s, ce < bl ? ce : bl);
-    int32_t *writes = malloc((bl / ce + 2) * sizeof(int32_t));
-    if (writes == NULL)
+    int32_t *done = malloc((bl / ce + 2) * sizeof(int32_t));
+    if (done == NULL)
         return HCCL_E_MEMORY;
     const int32_t in = begin(s);
     const int32_t wi = hc_sched_wait(s, peer, HC_SHM_FLAG(F_IN), 1, 0, HC_NODEPS);
     int32_t last = -1;
-    uint32_t nw = 0;
+    uint32_t k = 0;
     for (uint64_t o = 0; o < bl; o += ce) {
         const uint64_t len = bl - o > ce ? ce : bl - o;
-        const hc_loc_t mine = HC_RECV(b0 + o), own = HC_SEND(b0 + o);
-        if (a->registered) { /* one step: loads and stores where mapped (coll.h) */
-            writes[nw++] = last = hc_sched_xreduce(s, mine, peer, own, own, len,
-                                                   HC_DEPS(wi, in, last));
+        const hc_loc_t mine = HC_RECV(recv0 + o), own = HC_SEND(send0 + o);
+        if (!steps) { /* one step: loads and stores where mapped (coll.h) */
+            done[k++] = last = hc_sched_xreduce(s, mine, peer, own, own, len, flags,
+                                                HC_DEPS(wi, in, last));
             continue;
         }
         const hc_loc_t theirs = a->in_place ? HC_TMP(0) : mine;
         const int32_t r = hc_sched_read(s, theirs, peer, own, len, HC_DEPS(wi, in, last));
         /* rank order: rank 0's operand first */
-        const int32_t f = me == 0 ? hc_sched_reduce(s, mine, own, theirs, len, HC_DEPS(r))
-                                  : hc_sched_reduce(s, mine, theirs, own, len, HC_DEPS(r));
-        writes[nw++] = last = hc_sched_write(s, peer, mine, mine, len, HC_DEPS(f));
+        const int32_t f = a->rank == 0 ? hc_sched_reduce(s, mine, own, theirs, len, HC_DEPS(r))
+                                       : hc_sched_reduce(s, mine, theirs, own, len, HC_DEPS(r));
+        done[k++] = last = hc_sched_write(s, peer, mine, mine, len, HC_DEPS(f));
     }
-    end(s, writes, nw);
-    free(writes);
+    end(s, done, k);
+    free(done);
     return s->err;
+}
+
+int hc_allreduce_cma_build(const hc_coll_args_t *a, hc_sched_t *s)
+{
+    const uint64_t es = a->esize, count = a->count;
+    s->algo = "allreduce:CMA";
+    s->esize = es;
+    if (count == 0)
+        return HCCL_SUCCESS;
+    if (a->nranks == 1) {
+        hc_sched_copy(s, HC_RECV(0), HC_SEND(0), count * es, HC_NODEPS);
+        return s->err;
+    }
+    if (!a->cma || a->nranks != 2)
+        return HCCL_E_PARA;
+    const uint64_t b0 = hc_block_start(count, 2, a->rank) * es;
+    return pair_fold(a, s, b0, b0, hc_block_len(count, 2, a->rank) * es, !a->registered, 0);
 }
 
 /* ReduceScatter at 2 ranks: each rank folds its own block, chunk by
@@ -130,40 +140,18 @@ int hc_allreduce_cma_build(const hc_coll_args_t *a, hc_sched_t *s)
  * reads. OUT then says "done with your buffers". */
 int hc_reducescatter_cma_build(const hc_coll_args_t *a, hc_sched_t *s)
 {
-    const uint32_t n = a->nranks, me = a->rank;
-    const uint64_t es = a->esize, bl = a->count * es;
+    const uint64_t bl = a->count * a->esize;
     s->algo = "reducescatter:CMA";
-    s->esize = es;
+    s->esize = a->esize;
     if (bl == 0)
         return HCCL_SUCCESS;
-    if (n == 1) {
+    if (a->nranks == 1) {
         hc_sched_copy(s, HC_RECV(0), HC_SEND(0), bl, HC_NODEPS);
         return s->err;
     }
-    if (!a->cma || n != 2)
+    if (!a->cma || a->nranks != 2)
         return HCCL_E_PARA;
-    const uint32_t peer = 1 - me;
-    const uint64_t b0 = me * bl;
-    uint64_t ce = (a->chunk_bytes ? a->chunk_bytes : AR_CHUNK) / es * es;
-    if (ce == 0)
-        ce = es;
-    if (a->in_place)
-        hc_sched_need_tmp(s, ce < bl ? ce : bl);
-    int32_t *steps = malloc((bl / ce + 2) * sizeof(int32_t));
-    if (steps == NULL)
-        return HCCL_E_MEMORY;
-    const int32_t in = begin(s);
-    const int32_t wi = hc_sched_wait(s, peer, HC_SHM_FLAG(F_IN), 1, 0, HC_NODEPS);
-    int32_t last = -1;
-    uint32_t k = 0;
-    for (uint64_t o = 0; o < bl; o += ce) {
-        const uint64_t len = bl - o > ce ? ce : bl - o;
-        steps[k++] = last = hc_sched_xreduce_own(s, HC_RECV(o), peer, HC_SEND(b0 + o),
-                                                 HC_SEND(b0 + o), len, HC_DEPS(wi, in, last));
-    }
-    end(s, steps, k);
-    free(steps);
-    return s->err;
+    return pair_fold(a, s, 0, a->rank * bl, bl, 0, HC_XREDUCE_OWN);
 }
 
 const char *hc_allreduce_cma_usable(const hc_coll_args_t *a)

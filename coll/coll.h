@@ -373,15 +373,11 @@ int32_t hc_sched_read(hc_sched_t *s, hc_loc_t dst, uint32_t peer, hc_loc_t src, 
 int32_t hc_sched_write(hc_sched_t *s, uint32_t peer, hc_loc_t dst, hc_loc_t src, uint64_t bytes,
                        const int32_t *deps);
 /* HC_STEP_XREDUCE: dst (RECV) here and at rank peer = own (SEND) op the
- * peer's theirs (SEND); in place it needs TMP of `bytes` (for the READ of
- * its kernel-copy path). */
+ * peer's theirs (SEND); flags (its tag) HC_XREDUCE_OWN: our dst only. In
+ * place it needs TMP of `bytes` (for the READ of its kernel-copy path). */
 int32_t hc_sched_xreduce(hc_sched_t *s, hc_loc_t dst, uint32_t peer, hc_loc_t own,
-                         hc_loc_t theirs, uint64_t bytes, const int32_t *deps);
-/* HC_STEP_XREDUCE's tag: the result goes into our dst only. */
+                         hc_loc_t theirs, uint64_t bytes, uint32_t flags, const int32_t *deps);
 #define HC_XREDUCE_OWN 1u
-/* The same into our dst only. */
-int32_t hc_sched_xreduce_own(hc_sched_t *s, hc_loc_t dst, uint32_t peer, hc_loc_t own,
-                             hc_loc_t theirs, uint64_t bytes, const int32_t *deps);
 
 /* Split `count` elements into `parts` nearly equal blocks: block i starts at
  * element hc_block_start(count, parts, i) (the first count % parts blocks

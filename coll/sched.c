@@ -161,18 +161,10 @@ int32_t hc_sched_write(hc_sched_t *s, uint32_t peer, hc_loc_t dst, hc_loc_t src,
 }
 
 int32_t hc_sched_xreduce(hc_sched_t *s, hc_loc_t dst, uint32_t peer, hc_loc_t own,
-                         hc_loc_t theirs, uint64_t bytes, const int32_t *deps)
+                         hc_loc_t theirs, uint64_t bytes, uint32_t flags, const int32_t *deps)
 {
-    hc_step_t st = {.kind = HC_STEP_XREDUCE, .peer = peer, .dst = dst, .a = own, .b = theirs,
-                    .bytes = bytes};
-    return add(s, &st, deps, UINT32_MAX);
-}
-
-int32_t hc_sched_xreduce_own(hc_sched_t *s, hc_loc_t dst, uint32_t peer, hc_loc_t own,
-                             hc_loc_t theirs, uint64_t bytes, const int32_t *deps)
-{
-    hc_step_t st = {.kind = HC_STEP_XREDUCE, .peer = peer, .tag = HC_XREDUCE_OWN, .dst = dst,
-                    .a = own, .b = theirs, .bytes = bytes};
+    hc_step_t st = {.kind = HC_STEP_XREDUCE, .peer = peer, .tag = flags, .dst = dst, .a = own,
+                    .b = theirs, .bytes = bytes};
     return add(s, &st, deps, UINT32_MAX);
 }
 

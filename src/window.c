@@ -188,7 +188,6 @@ static void win_free(hc_win_t *w)
     if (a && a->refs)
         a->refs--;
     pthread_mutex_unlock(&lock);
-    w->magic = 0;
     free(w);
 }
 
@@ -266,7 +265,6 @@ HcclResult HcclCommRegister(HcclComm comm, void *buff, size_t size, void **handl
         free(w);
         return (HcclResult)rc;
     }
-    w->magic = HC_WIN_MAGIC;
     w->nranks = n;
     w->buf = buff;
     w->size = size;

@@ -29,14 +29,11 @@ typedef struct hc_win_map {
 /* One registration on a communicator (the handle HcclCommRegister gives). */
 typedef struct hc_win {
     struct hc_win *next;
-    uint32_t magic;        /* HC_WIN_MAGIC while registered */
     uint32_t nranks;
     void *buf;             /* our own range */
     uint64_t size;
     hc_win_map_t m[];      /* [nranks]; ours has map NULL */
 } hc_win_t;
-
-#define HC_WIN_MAGIC 0x77696e64u /* "wind" */
 
 /* Where rank q's bytes [addr, addr + len) are mapped here, or NULL. */
 static inline char *hc_win_find(const hc_win_t *w, uint32_t q, uint64_t addr, uint64_t len)

@@ -383,6 +383,17 @@ static void zero_counts(void)
 
 /* Only rank 0 makes bad calls: they must fail locally and at once, with no
  * peer involved; then everybody does a correct operation. */
+/* Calls made on one rank: res[i] must be exp[i]. */
+static void expect_codes(const char *what, const HcclResult *res, const HcclResult *exp, int n)
+{
+    for (int i = 0; i < n; i++) {
+        g_checks++;
+        if (res[i] != exp[i])
+            failf("%s #%d returned %d (%s), expected %d (%s)", what, i, (int)res[i], rs(res[i]),
+                  (int)exp[i], rs(exp[i]));
+    }
+}
+
 static void local_only(void)
 {
     if (g_rank == 0) {
@@ -402,12 +413,7 @@ static void local_only(void)
         static const HcclResult exp[8] = {HCCL_E_PTR, HCCL_E_PARA, HCCL_E_PARA,
                                           HCCL_E_NOT_SUPPORT, HCCL_E_PARA, HCCL_E_PARA,
                                           HCCL_E_PARA, HCCL_E_NOT_SUPPORT};
-        for (int i = 0; i < 8; i++) {
-            g_checks++;
-            if (res[i] != exp[i])
-                failf("rank-0-only bad call #%d returned %d (%s), expected %d (%s)", i,
-                      (int)res[i], rs(res[i]), (int)exp[i], rs(exp[i]));
-        }
+        expect_codes("rank-0-only bad call", res, exp, 8);
         buffers_untouched("rank-0-only bad calls");
     }
     comm_usable("rank-0-only bad calls");
@@ -438,12 +444,7 @@ static void registration(void)
         static const HcclResult exp[9] = {HCCL_E_PTR, HCCL_E_PARA, HCCL_SUCCESS,
                                           HCCL_E_PARA, HCCL_E_PTR, HCCL_E_PTR,
                                           HCCL_E_PARA, HCCL_E_PTR, HCCL_E_PARA};
-        for (int i = 0; i < 9; i++) {
-            g_checks++;
-            if (res[i] != exp[i])
-                failf("registration refusal #%d returned %d (%s), expected %d (%s)", i,
-                      (int)res[i], rs(res[i]), (int)exp[i], rs(exp[i]));
-        }
+        expect_codes("registration refusal", res, exp, 9);
     }
     comm_usable("rank-0-only registration refusals");
     /* collective: malloc'd memory on every rank, then on rank 0 only */
