@@ -11,6 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#endif
 
 #include "coll/algos.h"
 #include "src/env.h"
@@ -110,6 +113,69 @@ START_TEST(test_builtin)
 }
 END_TEST
 
+/* The CPU vendor, read here independently of src/tune.c: 'i' Intel, 'a'
+ * AMD, 0 anything else. */
+static char vendor(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    unsigned a, b, c, d;
+    char v[13] = "";
+    if (__get_cpuid(0, &a, &b, &c, &d)) {
+        memcpy(v, &b, 4);
+        memcpy(v + 4, &d, 4);
+        memcpy(v + 8, &c, 4);
+    }
+    if (strcmp(v, "GenuineIntel") == 0)
+        return 'i';
+    if (strcmp(v, "AuthenticAMD") == 0)
+        return 'a';
+#endif
+    return 0;
+}
+
+/* The vendor rows of the built-in table (when=intel, when=amd) on this
+ * machine's CPU: 2 ranks on one host with single-copy reads allowed. */
+START_TEST(test_vendor_rows)
+{
+    const char v = vendor();
+    hc_tune_t *t = make(2, NULL);
+    hc_coll_args_t a = {.coll = HC_COLL_ALLREDUCE, .nranks = 2, .count = 16 << 10, .esize = 4,
+                        .dtype = HCCL_DATA_TYPE_FP32, .op = HCCL_REDUCE_SUM, .topo = &flat,
+                        .shm_bytes = 64 << 20, .cma = 1};
+    /* 64 KiB AllReduce: CMA on Intel (malloc'd or registered), on AMD only
+     * registered */
+    ck_assert_str_eq(hc_tune_select(t, &a)->name, v == 'i' ? "CMA" : "DIRECT");
+    a.registered = 1;
+    ck_assert_str_eq(hc_tune_select(t, &a)->name, v ? "CMA" : "DIRECT");
+    ck_assert_int_eq(a.nt_recv, 0);
+    /* 1 MiB registered: streamed into RECV on AMD only (Intel from 32 MiB) */
+    a.count = 256 << 10;
+    a.nt_recv = 0;
+    ck_assert_str_eq(hc_tune_select(t, &a)->name, v ? "CMA" : "DIRECT");
+    ck_assert_int_eq(a.nt_recv, v == 'a');
+    /* 1 MiB Broadcast, malloc'd: CMA on both vendors; 1 KiB: staging */
+    hc_coll_args_t b = {.coll = HC_COLL_BROADCAST, .nranks = 2, .count = 1 << 20, .esize = 1,
+                        .dtype = HCCL_DATA_TYPE_INT8, .topo = &flat, .shm_bytes = 64 << 20,
+                        .cma = 1};
+    ck_assert_str_eq(hc_tune_select(t, &b)->name, v ? "CMA" : "DIRECT");
+    b.count = 1024;
+    ck_assert_str_eq(hc_tune_select(t, &b)->name, "DIRECT");
+    /* AlltoAll, malloc'd (the rules see one block): 1 MiB blocks single
+     * copy on both, 32 MiB blocks through staging (streamed on Intel) */
+    b.coll = HC_COLL_ALLTOALL;
+    ck_assert_str_eq(hc_tune_select(t, &b)->name, "DIRECT");
+    b.count = 1 << 20;
+    ck_assert_str_eq(hc_tune_select(t, &b)->name, v ? "CMA" : "DIRECT");
+    b.count = 32 << 20;
+    ck_assert_str_eq(hc_tune_select(t, &b)->name, "DIRECT");
+    ck_assert_int_eq(b.nt_recv, v == 'i');
+    /* without single-copy reads: the staging rows */
+    a.cma = 0;
+    ck_assert_str_eq(hc_tune_select(t, &a)->name, "DIRECT");
+    hc_tune_destroy(t);
+}
+END_TEST
+
 START_TEST(test_file_syntax)
 {
     char err[512];
@@ -121,6 +187,7 @@ START_TEST(test_file_syntax)
                                         "allreduce 32MB-* 2 DIRECT chunk=1MB nt when=intel\n"
                                         "allgather 2MB-* 3-* DIRECT NT\n"
                                         "allreduce 32KB-* 2 CMA when=intel,registered\n"
+                                        "alltoall 128KB-16MB 2 CMA when=AMD\n"
                                         "alltoall 0-1K * bruck\n"
                                         "allreduce 4096 * 2D-TORUS\n",
                                         "t", err, sizeof(err)),
@@ -441,6 +508,7 @@ static Suite *tune_suite(void)
     TCase *tc = tcase_create("tune");
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, test_builtin);
+    tcase_add_test(tc, test_vendor_rows);
     tcase_add_test(tc, test_file_syntax);
     tcase_add_test(tc, test_hccl_algo_syntax);
     tcase_add_test(tc, test_hccl_algo_mapping);
