@@ -86,7 +86,7 @@ static const char builtin_text[] =
     "alltoall       32KB-*     2     CMA                when=intel\n"
     "alltoall       64KB-*     3-*   CMA                when=intel\n"
     "# one host, AMD CPUs: single-copy reads where they beat staging\n"
-    "broadcast      256KB-*    2     CMA                when=amd\n"
+    "broadcast      256KB-16MB 2     CMA                when=amd\n"
     "alltoall       128KB-16MB 2     CMA                when=amd\n"
     "# one host: shared staging (DIRECT cannot run without it: next rule)\n"
     "allreduce      *          *     DIRECT\n"

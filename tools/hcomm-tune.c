@@ -3,7 +3,7 @@
  * side by side and write an HCCL_TUNE_FILE (docs/ALGORITHMS.md).
  *
  *   mpirun -np 4 hcomm-tune [-C COLL|all] [-b MIN] [-e MAX] [-f FACTOR]
- *                           [-n ITERS] [-w WARMUP] [-a ALGO,ALGO,...] [-o FILE]
+ *                           [-n ITERS] [-w WARMUP] [-a ALGO,ALGO,...] [-A] [-o FILE]
  *
  * One communicator per candidate, its algorithm forced through
  * HcclCommConfig.hcclAlgo ("allreduce=level0:NA;level1:RING"), all over
@@ -23,6 +23,12 @@
  * non-temporal stores, docs/ALGORITHMS.md); by default DIRECT+nt joins the
  * candidates of every collective that has DIRECT, and a winner is written
  * as "ALGO nt".
+ *
+ * With -A the buffers come from HcclMemAlloc and are registered with every
+ * candidate's communicator (HcclCommRegister: the single-copy steps copy
+ * with loads and stores), CMA+nt joins the default candidates, and the
+ * rules written carry when=registered (a tuning file holds them above the
+ * rules of a run without -A: the first match wins).
  *
  * Output: per size, each candidate's median time in us and the fastest;
  * with -o, rules "coll LO-HI N ALGO" for this rank count, consecutive sizes
@@ -131,12 +137,15 @@ static void usage(void)
     if (rank == 0)
         fprintf(stderr,
                 "usage: mpirun -np N hcomm-tune [-C COLL|all] [-b MIN] [-e MAX] [-f FACTOR]\n"
-                "                  [-n ITERS] [-w WARMUP] [-a ALGO,ALGO,...] [-o FILE]\n"
+                "                  [-n ITERS] [-w WARMUP] [-a ALGO,ALGO,...] [-A] [-o FILE]\n"
                 "  COLL: allreduce (default), broadcast, reduce, reducescatter, allgather,\n"
                 "        alltoall, all. Sizes: bytes of one rank's count (K, M, G).\n"
-                "  -a: candidates (default: every algorithm of the collective, and DIRECT+nt);\n"
-                "      AUTO = the default choice, DET = the default choice in deterministic\n"
-                "      mode, ALGO+nt = ALGO writing RECV with non-temporal stores\n"
+                "  -a: candidates (default: every algorithm of the collective, and DIRECT+nt;\n"
+                "      with -A also CMA+nt); AUTO = the default choice, DET = the default\n"
+                "      choice in deterministic mode, ALGO+nt = ALGO writing RECV with\n"
+                "      non-temporal stores\n"
+                "  -A: buffers from HcclMemAlloc, registered with each candidate's\n"
+                "      communicator (HcclCommRegister); the rules get when=registered\n"
                 "  -o: write the winners as an HCCL_TUNE_FILE (appends per collective)\n");
 }
 
@@ -148,8 +157,8 @@ int main(int argc, char **argv)
     const char *cname = "allreduce", *alist = NULL, *outfile = NULL;
     uint64_t minb = 1024, maxb = 64ull << 20;
     double factor = 4;
-    int iters = 10, warm = 2, opt;
-    while ((opt = getopt(argc, argv, "C:b:e:f:n:w:a:o:h")) != -1) {
+    int iters = 10, warm = 2, reg = 0, opt;
+    while ((opt = getopt(argc, argv, "C:b:e:f:n:w:a:Ao:h")) != -1) {
         switch (opt) {
         case 'C': cname = optarg; break;
         case 'b': if (parse_size(optarg, &minb)) goto bad; break;
@@ -158,6 +167,7 @@ int main(int argc, char **argv)
         case 'n': iters = atoi(optarg); if (iters < 1) goto bad; break;
         case 'w': warm = atoi(optarg); if (warm < 0) goto bad; break;
         case 'a': alist = optarg; break;
+        case 'A': reg = 1; break;
         case 'o': outfile = optarg; break;
         default: goto bad;
         }
@@ -171,8 +181,8 @@ int main(int argc, char **argv)
             perror(outfile);
             MPI_Abort(MPI_COMM_WORLD, 2);
         }
-        fprintf(out, "# written by hcomm-tune on %d ranks (median of %d rounds, float32)\n",
-                nranks, iters);
+        fprintf(out, "# written by hcomm-tune on %d ranks (median of %d rounds, float32%s)\n",
+                nranks, iters, reg ? ", registered buffers" : "");
     }
     for (size_t ci = 0; ci < sizeof(colls) / sizeof(colls[0]); ci++) {
         if (strcasecmp(cname, "all") != 0 && strcasecmp(cname, colls[ci].name) != 0)
@@ -190,8 +200,8 @@ int main(int argc, char **argv)
             for (int i = 0; i < na && nc < MAXC; i++)
                 names[nc++] = tab[i].name;
             for (int i = 0; i < na && nc < MAXC; i++)
-                if (strcmp(tab[i].name, "DIRECT") == 0)
-                    names[nc++] = "DIRECT+nt";
+                if (strcmp(tab[i].name, "DIRECT") == 0 || (reg && strcmp(tab[i].name, "CMA") == 0))
+                    names[nc++] = strcmp(tab[i].name, "CMA") == 0 ? "CMA+nt" : "DIRECT+nt";
         }
         HcclComm comm[MAXC];
         int special[MAXC]; /* AUTO: the default choice; DET: deterministic mode */
@@ -229,15 +239,28 @@ int main(int argc, char **argv)
                            coll == HC_COLL_ALLGATHER;
         const uint64_t maxcount = maxb / 4;
         const size_t big = (size_t)(maxcount * (blocks ? (uint64_t)nranks : 1) * 4);
-        char *sb = malloc(big + 64), *rb = malloc(big + 64);
-        if (sb == NULL || rb == NULL)
-            MPI_Abort(MPI_COMM_WORLD, 3);
+        void *sb = NULL, *rb = NULL, *hs[MAXC], *hr[MAXC];
+        if (reg) {
+            if (HcclMemAlloc(&sb, big + 64) != HCCL_SUCCESS ||
+                HcclMemAlloc(&rb, big + 64) != HCCL_SUCCESS)
+                MPI_Abort(MPI_COMM_WORLD, 3);
+            for (int k = 0; k < nc; k++)
+                if (HcclCommRegister(comm[k], sb, big + 64, &hs[k]) != HCCL_SUCCESS ||
+                    HcclCommRegister(comm[k], rb, big + 64, &hr[k]) != HCCL_SUCCESS)
+                    MPI_Abort(MPI_COMM_WORLD, 3);
+        } else {
+            sb = malloc(big + 64);
+            rb = malloc(big + 64);
+            if (sb == NULL || rb == NULL)
+                MPI_Abort(MPI_COMM_WORLD, 3);
+        }
         memset(sb, 0, big + 64);
         memset(rb, 0, big + 64);
         double *t = malloc(sizeof(double) * (size_t)iters * MAXC);
         if (rank == 0) {
-            printf("# %s on %d ranks, median of %d rounds (us, slowest rank); '-': cannot run\n",
-                   colls[ci].name, nranks, iters);
+            printf("# %s on %d ranks, median of %d rounds (us, slowest rank)%s; '-': cannot "
+                   "run\n",
+                   colls[ci].name, nranks, iters, reg ? ", registered buffers" : "");
             printf("%12s", "bytes");
             for (int k = 0; k < nc; k++)
                 printf(" %12s", names[k]);
@@ -292,8 +315,9 @@ int main(int argc, char **argv)
                         char lo[24], hi[24];
                         fmt_size(prev_lo, lo, sizeof(lo));
                         fmt_size(bytes, hi, sizeof(hi));
-                        fprintf(out, "%-13s %s-%s %d %s%s\n", colls[ci].name,
-                                prev_lo ? lo : "0", hi, nranks, base[prev], nt[prev] ? " nt" : "");
+                        fprintf(out, "%-13s %s-%s %d %s%s%s\n", colls[ci].name,
+                                prev_lo ? lo : "0", hi, nranks, base[prev], nt[prev] ? " nt" : "",
+                                reg ? " when=registered" : "");
                         prev_lo = bytes;
                     }
                     prev = best;
@@ -305,13 +329,22 @@ int main(int argc, char **argv)
         if (out && prev >= 0) {
             char lo[24];
             fmt_size(prev_lo, lo, sizeof(lo));
-            fprintf(out, "%-13s %s-* %d %s%s\n", colls[ci].name, prev_lo ? lo : "0", nranks,
-                    base[prev], nt[prev] ? " nt" : "");
+            fprintf(out, "%-13s %s-* %d %s%s%s\n", colls[ci].name, prev_lo ? lo : "0", nranks,
+                    base[prev], nt[prev] ? " nt" : "", reg ? " when=registered" : "");
         }
-        for (int k = 0; k < nc; k++)
+        for (int k = 0; k < nc; k++) {
+            if (reg && (HcclCommDeregister(comm[k], hs[k]) != HCCL_SUCCESS ||
+                        HcclCommDeregister(comm[k], hr[k]) != HCCL_SUCCESS))
+                MPI_Abort(MPI_COMM_WORLD, 3);
             HcclCommDestroy(comm[k]);
-        free(sb);
-        free(rb);
+        }
+        if (reg) {
+            HcclMemFree(sb);
+            HcclMemFree(rb);
+        } else {
+            free(sb);
+            free(rb);
+        }
         free(t);
     }
     if (out)

@@ -22,7 +22,9 @@
 #   - hcomm-tune on 2 ranks with candidates CMA, DIRECT and DIRECT+nt: exit
 #     0, a time in every column (CMA runs: the tool asks with the
 #     arguments an operation sees), a tuning file of rules naming them that
-#     hcomm-perf then runs with; "+nt" on a pseudo-candidate fails.
+#     hcomm-perf then runs with; "+nt" on a pseudo-candidate fails;
+#   - hcomm-tune -A (registered buffers): CMA+nt among the default
+#     candidates, rules with when=registered that hcomm-perf -A runs with.
 # Timings are not checked (PERF.md: never a timing threshold in a test).
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
@@ -250,6 +252,28 @@ if sh "$here/mpirun.sh" 2 "$tune" -C allgather -a AUTO+nt -b 64K -e 64K -n 1 \
     cat "$tmp/tunebad.txt"
     fail "hcomm-tune -a AUTO+nt exited with 0"
 fi
+
+echo "=== hcomm-tune -A on 2 ranks (registered buffers)"
+sh "$here/mpirun.sh" 2 "$tune" -A -C allreduce -a CMA,CMA+nt,DIRECT -b 64K -e 1M -f 4 -n 3 \
+    -w 1 -o "$tmp/tunereg.txt" >"$tmp/tunereg.log" 2>&1
+rc=$?
+cat "$tmp/tunereg.log" "$tmp/tunereg.txt"
+[ $rc -eq 0 ] || fail "hcomm-tune -A exited with $rc"
+grep -q '^# allreduce on 2 ranks.*registered buffers' "$tmp/tunereg.log" ||
+    fail "hcomm-tune -A: the header does not say registered buffers"
+awk '$1 ~ /^[0-9]+$/ { n++; for (i = 2; i <= 4; i++) if ($i !~ /^[0-9.]+$/) bad++ }
+     END { exit !(n == 3 && bad == 0) }' "$tmp/tunereg.log" ||
+    fail "hcomm-tune -A: want 3 rows with a time for every candidate"
+grep -v '^#' "$tmp/tunereg.txt" |
+    grep -qvE '^allreduce +[0-9KMB]+-[0-9KMB*]+ 2 (CMA|CMA nt|DIRECT) when=registered$' &&
+    fail "hcomm-tune -A -o: a rule without when=registered or not a candidate"
+grep -q '^allreduce ' "$tmp/tunereg.txt" || fail "hcomm-tune -A -o: no rule"
+HCCL_TUNE_FILE="$tmp/tunereg.txt" sh "$here/mpirun.sh" 2 "$perf" -A -C allreduce -b 64K -e 1M \
+    -f 4 -n 3 -w 1 >"$tmp/tunedreg.txt" 2>&1 || fail "hcomm-perf -A with hcomm-tune -A's file failed"
+rows_ok "$tmp/tunedreg.txt" || fail "hcomm-perf -A with hcomm-tune -A's file: #wrong != 0, or no rows"
+sh "$here/mpirun.sh" 2 "$tune" -A -C reducescatter -b 4K -e 4K -n 1 -w 0 \
+    >"$tmp/tunereg2.log" 2>&1 || fail "hcomm-tune -A with the default candidates failed"
+grep -q ' CMA+nt ' "$tmp/tunereg2.log" || fail "hcomm-tune -A: CMA+nt not among the default candidates"
 
 if [ -n "$failed" ]; then
     echo "perf.sh: FAILED:$failed"
