@@ -173,6 +173,20 @@ START_TEST(test_vendor_rows)
     a.cma = 0;
     ck_assert_str_eq(hc_tune_select(t, &a)->name, "DIRECT");
     hc_tune_destroy(t);
+    /* 4 ranks, registered: Broadcast of 4 MiB single copy on AMD only;
+     * AlltoAll of 1 MiB blocks on both (Intel: its malloc'd row) */
+    t = make(4, NULL);
+    hc_coll_args_t c = {.coll = HC_COLL_BROADCAST, .nranks = 4, .count = 4 << 20, .esize = 1,
+                        .dtype = HCCL_DATA_TYPE_INT8, .topo = &flat, .shm_bytes = 64 << 20,
+                        .cma = 1, .registered = 1};
+    ck_assert_str_eq(hc_tune_select(t, &c)->name, v == 'a' ? "CMA" : "DIRECT");
+    c.registered = 0;
+    ck_assert_str_eq(hc_tune_select(t, &c)->name, "DIRECT");
+    c.coll = HC_COLL_ALLTOALL;
+    c.count = 1 << 20;
+    c.registered = 1;
+    ck_assert_str_eq(hc_tune_select(t, &c)->name, v ? "CMA" : "DIRECT");
+    hc_tune_destroy(t);
 }
 END_TEST
 
