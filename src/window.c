@@ -47,6 +47,59 @@ static alloc_t *alloc_of(const void *p, size_t len)
     return NULL;
 }
 
+/* Huge pages: an allocation of at least HUGE_MIN bytes is backed by
+ * hugetlbfs pages of HUGE_PAGE bytes where the system has enough of them
+ * reserved (/proc/sys/vm/nr_hugepages), else by ordinary pages. Fewer
+ * pages for the peers' mappings too; with 4 KiB pages a 64 MiB AllReduce
+ * ran up to 20x slower after another library unmapped memory in the same
+ * process (docs/PERFORMANCE.md, "Huge pages for registered memory"). */
+#define HUGE_PAGE ((size_t)2 << 20)
+#define HUGE_MIN HUGE_PAGE
+
+/* A memfd of `*bytes` (rounded up to its page size) mapped shared and
+ * pre-faulted (the first touch of a page costs ~10 us on the development
+ * VM: not in a collective's time); in huge pages when `huge`, else
+ * MAP_FAILED with *fd -1 (errno set). */
+static char *segment(size_t *bytes, int huge, int *fd, struct stat *st)
+{
+    char *p = MAP_FAILED;
+    const size_t pg = huge ? HUGE_PAGE : (size_t)sysconf(_SC_PAGESIZE);
+    const size_t b = (*bytes + pg - 1) / pg * pg;
+    unsigned flags = MFD_CLOEXEC;
+#ifdef MFD_HUGETLB
+    if (huge)
+        flags |= MFD_HUGETLB;
+#else
+    if (huge) {
+        errno = ENOSYS;
+        *fd = -1;
+        return MAP_FAILED;
+    }
+#endif
+    *fd = memfd_create("hcomm-mem", flags);
+    /* hugetlbfs reserves its pages at mmap: without enough of them it fails */
+    if (*fd >= 0 && ftruncate(*fd, (off_t)b) == 0 && fstat(*fd, st) == 0)
+        p = mmap(NULL, b, PROT_READ | PROT_WRITE, MAP_SHARED | (huge ? MAP_POPULATE : 0), *fd,
+                 0);
+    if (p == MAP_FAILED) {
+        const int e = errno;
+        if (*fd >= 0)
+            close(*fd);
+        *fd = -1;
+        errno = e;
+        return MAP_FAILED;
+    }
+    if (!huge) {
+#ifdef MADV_HUGEPAGE
+        (void)madvise(p, b, MADV_HUGEPAGE); /* where shmem may use huge pages */
+#endif
+        for (size_t o = 0; o < b; o += pg)
+            ((volatile char *)p)[o] = 0;
+    }
+    *bytes = b;
+    return p;
+}
+
 HcclResult HcclMemAlloc(void **ptr, size_t size)
 {
     if (ptr == NULL) {
@@ -58,34 +111,31 @@ HcclResult HcclMemAlloc(void **ptr, size_t size)
         HC_ERROR(HC_SUB_INIT, "HcclMemAlloc: size is 0");
         return HCCL_E_PARA;
     }
-    const size_t pg = (size_t)sysconf(_SC_PAGESIZE);
-    if (size > SIZE_MAX - pg) {
+    if (size > SIZE_MAX - HUGE_PAGE) {
         HC_ERROR(HC_SUB_INIT, "HcclMemAlloc: size %zu is too large", size);
         return HCCL_E_PARA;
     }
-    const size_t bytes = (size + pg - 1) / pg * pg;
-    int fd = memfd_create("hcomm-mem", MFD_CLOEXEC);
+    size_t bytes = size;
     struct stat st;
-    if (fd < 0 || ftruncate(fd, (off_t)bytes) != 0 || fstat(fd, &st) != 0) {
-        HC_ERROR(HC_SUB_INIT, "HcclMemAlloc: a shared segment of %zu B: %s", bytes,
-                 strerror(errno));
-        if (fd >= 0)
-            close(fd);
-        return HCCL_E_MEMORY;
+    int fd;
+    char *p = size >= HUGE_MIN ? segment(&bytes, 1, &fd, &st) : MAP_FAILED;
+    const int huge = p != MAP_FAILED, huge_errno = errno;
+    if (!huge) {
+        bytes = size;
+        p = segment(&bytes, 0, &fd, &st);
     }
-    char *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     if (p == MAP_FAILED) {
-        HC_ERROR(HC_SUB_INIT, "HcclMemAlloc: mapping %zu B: %s", bytes, strerror(errno));
-        close(fd);
+        HC_ERROR(HC_SUB_INIT, "HcclMemAlloc: a shared segment of %zu B: %s", size,
+                 strerror(errno));
         return HCCL_E_MEMORY;
     }
-#ifdef MADV_HUGEPAGE
-    (void)madvise(p, bytes, MADV_HUGEPAGE); /* where shmem may use huge pages */
-#endif
-    /* pre-fault: the first touch of a page costs ~10 us here, not in a
-     * collective's time (the pages are zero already) */
-    for (size_t o = 0; o < bytes; o += pg)
-        ((volatile char *)p)[o] = 0;
+    if (huge || size < HUGE_MIN)
+        HC_INFO(HC_SUB_INIT, "HcclMemAlloc: %zu B at %p in %s", bytes, (void *)p,
+                huge ? "2 MiB huge pages" : "ordinary pages");
+    else
+        HC_INFO(HC_SUB_INIT, "HcclMemAlloc: %zu B at %p in ordinary pages (%s%s)", bytes,
+                (void *)p, huge_errno == ENOMEM ? "not enough huge pages reserved: " : "",
+                huge_errno == ENOMEM ? "/proc/sys/vm/nr_hugepages" : strerror(huge_errno));
     pthread_mutex_lock(&lock);
     if (nallocs == cap_allocs) {
         uint32_t nc = cap_allocs ? 2 * cap_allocs : 16;
@@ -159,7 +209,10 @@ static void map_peer(const hc_comm_t *c, uint32_t q, const win_desc_t *d, hc_win
     else if ((uint64_t)st.st_dev != d->dev || (uint64_t)st.st_ino != d->ino)
         why = "not the same segment (another host?)";
     if (why == NULL) {
-        const uint64_t pg = (uint64_t)sysconf(_SC_PAGESIZE);
+        /* hugetlbfs (st_blksize: its page size) maps whole huge pages */
+        uint64_t pg = (uint64_t)sysconf(_SC_PAGESIZE);
+        if ((uint64_t)st.st_blksize > pg)
+            pg = (uint64_t)st.st_blksize;
         const uint64_t pad = d->off % pg;
         void *p = mmap(NULL, pad + d->size, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
                        (off_t)(d->off - pad));
@@ -167,7 +220,7 @@ static void map_peer(const hc_comm_t *c, uint32_t q, const win_desc_t *d, hc_win
             why = strerror(errno);
         } else {
             m->mbase = p;
-            m->mlen = pad + d->size;
+            m->mlen = (pad + d->size + pg - 1) / pg * pg;
             m->map = (char *)p + pad;
         }
     }

@@ -137,8 +137,9 @@ HcclResult HcclGroupEnd(void);
 
 /** Extension: allocate size bytes (whole pages, zeroed, pre-faulted) that
  *  the ranks of a communicator on one host can map into each other's
- *  address space once registered (HcclCommRegister). Free with
- *  HcclMemFree, not free(). Any thread. */
+ *  address space once registered (HcclCommRegister). From 2 MiB, in 2 MiB
+ *  huge pages where enough are reserved (/proc/sys/vm/nr_hugepages), else
+ *  in ordinary pages. Free with HcclMemFree, not free(). Any thread. */
 HcclResult HcclMemAlloc(void **ptr, size_t size);
 /** Extension: free memory from HcclMemAlloc (NULL: nothing). Fails with
  *  HCCL_E_PARA while a registration names it. */

@@ -23,9 +23,14 @@
 #     and dup communicators): on 2 ranks with the single-copy AllReduce and
 #     ReduceScatter forced (every size through HC_STEP_XREDUCE) and
 #     with the built-in table, on 3 ranks with the single-copy algorithms
-#     forced: the log must say that every peer's range was mapped;
+#     forced: the log must say that every peer's range was mapped, and no
+#     range may fail to map (dup's second registration starts at no page
+#     boundary: huge pages or not, the peers map it from the page below);
 #  8. examples/registered on 2 ranks (8 MiB): malloc'd and registered
-#     buffers, both results checked.
+#     buffers, both results checked; HcclMemAlloc must say it used 2 MiB
+#     huge pages where at least 64 are free (/proc/meminfo), and ordinary
+#     pages, naming the reason, where none are (test_coll -A's 48 MiB pool
+#     above takes either, as the reserve allows).
 # Each run must also log that shared staging was (1, 2) or was not (3) set
 # up, so a fast path that silently stopped being used fails here.
 set -u
@@ -62,6 +67,10 @@ run() {
         echo "shm.sh: $name: no log line matching '$expect'"
         failed="$failed $name(log)"
     fi
+    # a registered range that a peer could not map (src/window.c map_peer)
+    if grep 'is not mapped here' "$tmp/$name.log"; then
+        failed="$failed $name(unmapped)"
+    fi
 }
 
 run direct-np4 4 'shared staging on, 4 ranks' HC_DUMMY=1
@@ -89,14 +98,28 @@ run reg-np3 3 'mapped here from 2 of 2 peers' HCCL_BCAST_ALGO=CMA HCCL_ALLGATHER
     HCCL_ALLTOALL_ALGO=CMA HCCL_ALLREDUCE_ALGO=CMA HCCL_REDUCESCATTER_ALGO=CMA
 tc_args=
 
-echo "=== examples/registered on 2 ranks"
+hp_free=$(awk '/^HugePages_Free:/ { print $2 }' /proc/meminfo 2>/dev/null)
+hp_free=${hp_free:-0}
+echo "=== examples/registered on 2 ranks ($hp_free huge pages free)"
 env -u HCCL_ALLREDUCE_ALGO -u HCCL_BCAST_ALGO -u HCCL_ALLGATHER_ALGO \
-    -u HCCL_REDUCESCATTER_ALGO -u HCCL_ALLTOALL_ALGO \
+    -u HCCL_REDUCESCATTER_ALGO -u HCCL_ALLTOALL_ALGO HCCL_DEBUG_SUBSYS=TRANSPORT,INIT \
     sh "$here/mpirun.sh" 2 "$top_builddir/examples/registered" 8 >"$tmp/example.log" 2>&1
 rc=$?
 grep -v ' hcomm INFO ' "$tmp/example.log" | tail -n 4
+grep 'HcclMemAlloc: ' "$tmp/example.log"
 [ $rc -eq 99 ] && exit 99
 [ $rc -eq 0 ] || failed="$failed example-registered(rc=$rc)"
+grep -q 'mapped here from 1 of 1 peers' "$tmp/example.log" ||
+    failed="$failed example-registered(not mapped)"
+if [ "$hp_free" -eq 0 ]; then
+    grep -q 'HcclMemAlloc: 8388608 B .* in ordinary pages (not enough huge pages reserved' \
+        "$tmp/example.log" || failed="$failed example-registered(no ordinary-pages line)"
+    grep -q 'in 2 MiB huge pages' "$tmp/example.log" &&
+        failed="$failed example-registered(huge pages with none free)"
+elif [ "$hp_free" -ge 64 ]; then
+    grep -q 'HcclMemAlloc: 8388608 B .* in 2 MiB huge pages' "$tmp/example.log" ||
+        failed="$failed example-registered(no huge pages with $hp_free free)"
+fi
 
 if [ -n "$failed" ]; then
     echo "shm.sh: FAILED:$failed"

@@ -23,7 +23,9 @@
  *   -q  quick: fewer counts and ops (for large rank counts on few cores)
  *   -A  registered buffers: the collectives' buffers come from one
  *       HcclMemAlloc pool (malloc once it is full) that is registered with
- *       the world and dup communicators (HcclCommRegister), not with half
+ *       the world communicator whole and with dup in two pieces split at an
+ *       offset that is no page boundary (a buffer across it is in neither:
+ *       the unmapped path), not with half (HcclCommRegister)
  *   -B  skip the big sizes (65536+3, 1M+1 elements)
  *   -s  base seed of the input generator (default 20240611)
  *   -v  print one line per case on rank 0
@@ -77,6 +79,9 @@ static int g_quick, g_nobig, g_verbose, g_reg;
 /* -A: a bump allocator over one HcclMemAlloc region, reset whenever every
  * block is back (each case frees what it took); malloc beyond it */
 #define POOL_BYTES ((size_t)48 << 20)
+/* dup's two registrations meet here: 3 pages and a cache line, no page
+ * boundary of any size (a peer maps the tail from the page below) */
+#define POOL_SPLIT ((size_t)(3 << 12) + 64)
 static unsigned char *g_pool;
 static size_t g_pool_top;
 static long g_pool_live;
@@ -1185,7 +1190,7 @@ int main(int argc, char **argv)
         return 1;
     }
 
-    void *wreg = NULL, *dreg = NULL;
+    void *wreg = NULL, *dreg = NULL, *dreg2 = NULL;
     if (g_reg) {
         r = HcclMemAlloc((void **)&g_pool, POOL_BYTES);
         check_rc(&c0, "HcclMemAlloc(pool)", r, HCCL_SUCCESS);
@@ -1219,9 +1224,13 @@ int main(int argc, char **argv)
     cfg.hcclBufferSize = 1;
     r = HcclCommInitMpiConfig(dup_m, &cfg, &d.h);
     ok &= check_rc(&c0, "HcclCommInitMpiConfig(dup)", r, HCCL_SUCCESS);
-    if (r == HCCL_SUCCESS && g_pool)
-        ok &= check_rc(&c0, "HcclCommRegister(dup, pool)",
-                       HcclCommRegister(d.h, g_pool, POOL_BYTES, &dreg), HCCL_SUCCESS);
+    if (r == HCCL_SUCCESS && g_pool) {
+        ok &= check_rc(&c0, "HcclCommRegister(dup, pool head)",
+                       HcclCommRegister(d.h, g_pool, POOL_SPLIT, &dreg), HCCL_SUCCESS);
+        ok &= check_rc(&c0, "HcclCommRegister(dup, pool tail)",
+                       HcclCommRegister(d.h, g_pool + POOL_SPLIT, POOL_BYTES - POOL_SPLIT, &dreg2),
+                       HCCL_SUCCESS);
+    }
     if (r == HCCL_SUCCESS) {
         char nm[128];
         get_name(d.h, nm);
