@@ -228,25 +228,34 @@ elif grep -q 'Bare synchronization' "$tmp/bench3/report.md"; then
     fail "report: hcomm-floor ran with 3 ranks on $cores cores"
 fi
 
+# tune_check NAME COLL CANDIDATES RULE_RE [ARG...]: hcomm-tune ARG... on 2
+# ranks over 64K, 256K and 1M with three candidates: exit 0, a time in
+# every column, every rule written one of the candidates (RULE_RE: what
+# follows "COLL LO-HI 2 "), and hcomm-perf ARG... right with the file
+tune_check() {
+    name=$1 coll=$2 cands=$3 rule_re=$4
+    shift 4
+    sh "$here/mpirun.sh" 2 "$tune" "$@" -C "$coll" -a "$cands" -b 64K -e 1M -f 4 -n 3 -w 1 \
+        -o "$tmp/$name.txt" >"$tmp/$name.log" 2>&1
+    rc=$?
+    cat "$tmp/$name.log" "$tmp/$name.txt"
+    [ $rc -eq 0 ] || fail "$name: hcomm-tune exited with $rc"
+    awk '$1 ~ /^[0-9]+$/ { n++; for (i = 2; i <= 4; i++) if ($i !~ /^[0-9.]+$/) bad++ }
+         END { exit !(n == 3 && bad == 0) }' "$tmp/$name.log" ||
+        fail "$name: want 3 rows with a time for every candidate"
+    grep -v '^#' "$tmp/$name.txt" | grep -qvE "^$coll +[0-9KMB]+-[0-9KMB*]+ 2 ($rule_re)\$" &&
+        fail "$name -o: a rule that is not one of the candidates"
+    grep -q "^$coll " "$tmp/$name.txt" || fail "$name -o: no rule"
+    HCCL_TUNE_FILE="$tmp/$name.txt" sh "$here/mpirun.sh" 2 "$perf" "$@" -C "$coll" -b 64K \
+        -e 1M -f 4 -n 3 -w 1 >"$tmp/$name.perf" 2>&1 || fail "$name: hcomm-perf with its file failed"
+    rows_ok "$tmp/$name.perf" || fail "$name: hcomm-perf with its file: #wrong != 0, or no rows"
+}
+
 echo "=== hcomm-tune on 2 ranks (CMA, DIRECT, DIRECT+nt)"
 tune=$top_builddir/tools/hcomm-tune
-sh "$here/mpirun.sh" 2 "$tune" -C allgather -a CMA,DIRECT,DIRECT+nt -b 64K -e 1M -f 4 -n 3 \
-    -w 1 -o "$tmp/tune.txt" >"$tmp/tune.log" 2>&1
-rc=$?
-cat "$tmp/tune.log" "$tmp/tune.txt"
-[ $rc -eq 0 ] || fail "hcomm-tune exited with $rc"
+tune_check tune allgather CMA,DIRECT,DIRECT+nt 'CMA|DIRECT|DIRECT nt'
 grep -q '^ *bytes  *CMA  *DIRECT  *DIRECT+nt  *best$' "$tmp/tune.log" ||
     fail "hcomm-tune: no header with the three candidates"
-# sizes 64K, 256K, 1M: three rows, a time in every column
-awk '$1 ~ /^[0-9]+$/ { n++; for (i = 2; i <= 4; i++) if ($i !~ /^[0-9.]+$/) bad++ }
-     END { exit !(n == 3 && bad == 0) }' "$tmp/tune.log" ||
-    fail "hcomm-tune: want 3 rows with a time for every candidate"
-grep -v '^#' "$tmp/tune.txt" | grep -qvE '^allgather +[0-9KMB]+-[0-9KMB*]+ 2 (CMA|DIRECT|DIRECT nt)$' &&
-    fail "hcomm-tune -o: a rule that is not one of the candidates"
-grep -q '^allgather ' "$tmp/tune.txt" || fail "hcomm-tune -o: no rule"
-HCCL_TUNE_FILE="$tmp/tune.txt" sh "$here/mpirun.sh" 2 "$perf" -C allgather -b 64K -e 1M \
-    -f 4 -n 3 -w 1 >"$tmp/tuned.txt" 2>&1 || fail "hcomm-perf with hcomm-tune's file failed"
-rows_ok "$tmp/tuned.txt" || fail "hcomm-perf with hcomm-tune's file: #wrong != 0, or no rows"
 if sh "$here/mpirun.sh" 2 "$tune" -C allgather -a AUTO+nt -b 64K -e 64K -n 1 \
     >"$tmp/tunebad.txt" 2>&1; then
     cat "$tmp/tunebad.txt"
@@ -254,23 +263,9 @@ if sh "$here/mpirun.sh" 2 "$tune" -C allgather -a AUTO+nt -b 64K -e 64K -n 1 \
 fi
 
 echo "=== hcomm-tune -A on 2 ranks (registered buffers)"
-sh "$here/mpirun.sh" 2 "$tune" -A -C allreduce -a CMA,CMA+nt,DIRECT -b 64K -e 1M -f 4 -n 3 \
-    -w 1 -o "$tmp/tunereg.txt" >"$tmp/tunereg.log" 2>&1
-rc=$?
-cat "$tmp/tunereg.log" "$tmp/tunereg.txt"
-[ $rc -eq 0 ] || fail "hcomm-tune -A exited with $rc"
+tune_check tunereg allreduce CMA,CMA+nt,DIRECT '(CMA|CMA nt|DIRECT) when=registered' -A
 grep -q '^# allreduce on 2 ranks.*registered buffers' "$tmp/tunereg.log" ||
     fail "hcomm-tune -A: the header does not say registered buffers"
-awk '$1 ~ /^[0-9]+$/ { n++; for (i = 2; i <= 4; i++) if ($i !~ /^[0-9.]+$/) bad++ }
-     END { exit !(n == 3 && bad == 0) }' "$tmp/tunereg.log" ||
-    fail "hcomm-tune -A: want 3 rows with a time for every candidate"
-grep -v '^#' "$tmp/tunereg.txt" |
-    grep -qvE '^allreduce +[0-9KMB]+-[0-9KMB*]+ 2 (CMA|CMA nt|DIRECT) when=registered$' &&
-    fail "hcomm-tune -A -o: a rule without when=registered or not a candidate"
-grep -q '^allreduce ' "$tmp/tunereg.txt" || fail "hcomm-tune -A -o: no rule"
-HCCL_TUNE_FILE="$tmp/tunereg.txt" sh "$here/mpirun.sh" 2 "$perf" -A -C allreduce -b 64K -e 1M \
-    -f 4 -n 3 -w 1 >"$tmp/tunedreg.txt" 2>&1 || fail "hcomm-perf -A with hcomm-tune -A's file failed"
-rows_ok "$tmp/tunedreg.txt" || fail "hcomm-perf -A with hcomm-tune -A's file: #wrong != 0, or no rows"
 sh "$here/mpirun.sh" 2 "$tune" -A -C reducescatter -b 4K -e 4K -n 1 -w 0 \
     >"$tmp/tunereg2.log" 2>&1 || fail "hcomm-tune -A with the default candidates failed"
 grep -q ' CMA+nt ' "$tmp/tunereg2.log" || fail "hcomm-tune -A: CMA+nt not among the default candidates"
