@@ -189,6 +189,10 @@ typedef struct hc_sched {
     uint8_t exposes;    /* the executor publishes its SEND and RECV addresses for
                          * peers' READ steps (HC_SEG_ADDR) */
     uint8_t waits_all;  /* has a WAIT on HC_PEERS_ALL with ago 0 (coll.h top) */
+    uint8_t branched;   /* a step that is a message, or that does not depend on the
+                         * step before it: without one the schedule is a chain,
+                         * which the executor runs in step order with no
+                         * dependency bookkeeping (src/exec.c, run_chain) */
     uint64_t recv_end;  /* end of the highest RECV range a local step writes */
     uint8_t nt_recv;    /* COPY and REDUCE_MULTI steps write RECV (from HC_COLD_MIN
                          * bytes) with non-temporal stores: it is larger than the

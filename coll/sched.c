@@ -24,6 +24,7 @@ void hc_sched_reset(hc_sched_t *s)
     s->nmsgs = 0;
     s->exposes = 0;
     s->waits_all = 0;
+    s->branched = 0;
     s->recv_end = 0;
     s->nt_recv = 0;
     s->err = HCCL_SUCCESS;
@@ -85,9 +86,11 @@ static int32_t add(hc_sched_t *s, const hc_step_t *st, const int32_t *deps, uint
     *t = *st;
     t->dep_off = s->ndeps;
     t->ndeps = 0;
+    int after_prev = s->nsteps == 0;
     for (uint32_t i = 0; i < n; i++) {
         if (deps[i] < 0)
             continue;
+        after_prev |= (uint32_t)deps[i] + 1 == s->nsteps;
         if ((uint32_t)deps[i] >= s->nsteps) { /* must point backwards */
             s->err = HCCL_E_INTERNAL;
             return -1;
@@ -95,6 +98,8 @@ static int32_t add(hc_sched_t *s, const hc_step_t *st, const int32_t *deps, uint
         s->deps[s->ndeps++] = (uint32_t)deps[i];
         t->ndeps++;
     }
+    if (!after_prev || st->kind == HC_STEP_SEND || st->kind == HC_STEP_RECV)
+        s->branched = 1;
     return (int32_t)s->nsteps++;
 }
 

@@ -602,7 +602,7 @@ HC_HOT int hc_comm_wait(hc_comm_t *c, hc_exec_t *const *ex, uint32_t n, const ch
     int local = 1;
     for (uint32_t i = 0; i < n; i++)
         local &= ex[i]->s->nmsgs == 0;
-    const unsigned spin = spin_polls(c, local);
+    unsigned spin = 0; /* set at the first idle pass: most small operations have none */
     for (;;) {
         uint32_t pending = 0, moved = 0;
         if (!local)
@@ -642,6 +642,8 @@ HC_HOT int hc_comm_wait(hc_comm_t *c, hc_exec_t *const *ex, uint32_t n, const ch
                     c->rank);
             continue; /* the next pass cancels */
         }
+        if (spin == 0)
+            spin = spin_polls(c, local);
         if (++idle < spin)
             continue;
         if ((idle & 15) == 0) {

@@ -103,6 +103,8 @@ HC_HOT int hc_exec_start(hc_exec_t *e, const hc_sched_t *s, void *const bufs[HC_
     e->posted = (uint32_t *)p;
 
     memset(e->st, HC_ST_WAIT, n);
+    if (!s->branched) /* a chain: run_chain needs no dependency index */
+        return HCCL_SUCCESS;
     if (!e->ws_owned && s->gen && h->s == s && h->gen == s->gen) { /* index still valid */
         memcpy(e->npend, npend0, (size_t)n * 4);
         memcpy(e->ready, ready0, (size_t)h->nready0 * 4);
@@ -566,8 +568,9 @@ HC_HOT static void complete(hc_exec_t *e, uint32_t i)
     }
 }
 
-/* Start step i: post a transfer, or run a local step to completion. */
-static int issue(hc_exec_t *e, uint32_t i)
+/* Start step i: post a transfer (or a WAIT that is not satisfied yet:
+ * e->st[i] is then HC_ST_POSTED), or run a local step to completion. */
+HC_HOT static int start_step(hc_exec_t *e, uint32_t i)
 {
     const hc_step_t *t = &e->s->steps[i];
     hc_xfer_t *x = &e->x[i];
@@ -640,14 +643,87 @@ static int issue(hc_exec_t *e, uint32_t i)
         if (!wait_done(e, t, x)) {
             x->status = HCCL_E_AGAIN;
             e->st[i] = HC_ST_POSTED; /* polled with the transfers */
-            return HCCL_SUCCESS;
         }
         break;
     default:
         break;
     }
-    complete(e, i);
     return HCCL_SUCCESS;
+}
+
+/* Start step i; a step that ran to completion releases its dependents. */
+static int issue(hc_exec_t *e, uint32_t i)
+{
+    int rc = start_step(e, i);
+    if (rc == HCCL_SUCCESS && e->st[i] != HC_ST_POSTED)
+        complete(e, i);
+    return rc;
+}
+
+static void step_failed(hc_exec_t *e, uint32_t i, int rc)
+{
+    const hc_sched_t *s = e->s;
+    HC_ERROR(HC_SUB_COLL, "%s step %u/%u: posting %s to peer %u failed: %d",
+             s->algo ? s->algo : "?", i, s->nsteps, kind_name[s->steps[i].kind],
+             s->steps[i].peer, rc);
+    hc_exec_cancel(e, rc);
+}
+
+/* Every step is done. */
+HC_HOT static int finish(hc_exec_t *e)
+{
+    e->status = HCCL_SUCCESS;
+#if defined(__x86_64__) || defined(__i386__)
+    /* RECV written with non-temporal stores after the last PUBLISH:
+     * complete before the caller tells anyone (or a peer reads it) */
+    if (e->nt_stores)
+        __builtin_ia32_sfence();
+    e->nt_stores = 0;
+#endif
+    /* completion flag: this rank no longer reads any peer's half */
+    if (e->half)
+        __atomic_store_n((uint64_t *)e->base[HC_BUF_SEG], e->epoch << 32, __ATOMIC_RELEASE);
+    return e->status;
+}
+
+/* A schedule that is a chain (every step depends on the one before it, no
+ * messages: coll.h, hc_sched_t.branched) can only run in step order, one
+ * step at a time, which is what this does without the dependency index,
+ * the ready list and the posted list of the general loop below (the
+ * executor's bookkeeping was ~40% of a tiny AllReduce's instructions).
+ * e->lo is the next step; a WAIT not yet satisfied stays there, posted
+ * (e->posted[0]), so cancel and describe see it as in the general case. */
+HC_HOT static int run_chain(hc_exec_t *e)
+{
+    const hc_sched_t *s = e->s;
+    uint32_t i = e->lo;
+    if (e->nposted) {
+        if (!wait_done(e, &s->steps[i], &e->x[i]))
+            return e->status;
+        e->nposted = 0;
+        e->x[i].status = HCCL_SUCCESS;
+        goto done;
+    }
+    for (; i < s->nsteps; i++) {
+        int rc = start_step(e, i);
+        if (rc != HCCL_SUCCESS) {
+            step_failed(e, i, rc);
+            return e->status;
+        }
+        if (e->st[i] == HC_ST_POSTED) {
+            e->lo = i;
+            e->posted[0] = i;
+            e->nposted = 1;
+            return e->status;
+        }
+    done:
+        e->st[i] = HC_ST_DONE;
+        if (e->trace)
+            hc_trace_step(e->trace, i, &s->steps[i], HC_TRACE_STEP_DONE);
+        e->ndone++;
+    }
+    e->lo = s->nsteps;
+    return finish(e);
 }
 
 HC_HOT int hc_exec_progress(hc_exec_t *e)
@@ -669,6 +745,8 @@ HC_HOT int hc_exec_progress(hc_exec_t *e)
         ad[0] = (uintptr_t)e->base[HC_BUF_SEND];
         ad[1] = (uintptr_t)e->base[HC_BUF_RECV];
     }
+    if (!s->branched)
+        return run_chain(e);
     /* collect finished transfers and flags */
     for (uint32_t k = 0; k < e->nposted;) {
         const uint32_t i = e->posted[k];
@@ -696,10 +774,7 @@ HC_HOT int hc_exec_progress(hc_exec_t *e)
         const uint32_t i = e->ready[e->rhead++];
         int rc = issue(e, i);
         if (rc != HCCL_SUCCESS) {
-            HC_ERROR(HC_SUB_COLL, "%s step %u/%u: posting %s to peer %u failed: %d",
-                     s->algo ? s->algo : "?", i, s->nsteps, kind_name[s->steps[i].kind],
-                     s->steps[i].peer, rc);
-            hc_exec_cancel(e, rc);
+            step_failed(e, i, rc);
             return e->status;
         }
         if (e->st[i] == HC_ST_POSTED) {
@@ -711,19 +786,8 @@ HC_HOT int hc_exec_progress(hc_exec_t *e)
     }
     while (e->lo < s->nsteps && e->st[e->lo] == HC_ST_DONE)
         e->lo++;
-    if (e->ndone == s->nsteps) {
-        e->status = HCCL_SUCCESS;
-#if defined(__x86_64__) || defined(__i386__)
-        /* RECV written with non-temporal stores after the last PUBLISH:
-         * complete before the caller tells anyone (or a peer reads it) */
-        if (e->nt_stores)
-            __builtin_ia32_sfence();
-        e->nt_stores = 0;
-#endif
-        /* completion flag: this rank no longer reads any peer's half */
-        if (e->half)
-            __atomic_store_n((uint64_t *)e->base[HC_BUF_SEG], e->epoch << 32, __ATOMIC_RELEASE);
-    }
+    if (e->ndone == s->nsteps)
+        return finish(e);
     return e->status;
 }
 

@@ -843,18 +843,19 @@ HC_HOT void hc_reduce_multi(void *dst, const void *const *src, size_t nsrc, size
 {
     if ((unsigned)t >= HC_NTYPES || (unsigned)op >= HC_NOPS || nsrc == 0 || count == 0)
         return;
-    int isa = hc_isa_for(count * hc_dtype_size(t));
+    const size_t es = hc_dtype_size(t);
+    int isa = hc_isa_for(count * es);
     hc_kern_fn fn = hc_kern[isa][t][op];
     hc_multi_fn mfn = hc_mkern[isa][t][op];
     if (fn == NULL)
         return;
     if (nsrc == 1) {
         if (dst != src[0])
-            hc_copy(dst, src[0], count * hc_dtype_size(t));
+            hc_copy(dst, src[0], count * es);
     } else if (mfn != NULL) {
         mfn(dst, src, nsrc, 0, count);
     } else {
-        hc_multi_blocked(fn, hc_dtype_size(t), dst, src, nsrc, 0, count);
+        hc_multi_blocked(fn, es, dst, src, nsrc, 0, count);
     }
 }
 

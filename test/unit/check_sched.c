@@ -1834,6 +1834,100 @@ START_TEST(test_bad_ring)
 }
 END_TEST
 
+/* Chains (coll.h, hc_sched_t.branched): a schedule whose every step
+ * depends on the one before it, with no messages, runs in step order
+ * without the dependency index (src/exec.c, run_chain). A WAIT that is not
+ * satisfied stays the posted step (describe and cancel see it), progress
+ * resumes there, and the result is the general executor's. */
+static void chain_scheds(hc_sched_t *s, uint64_t bytes)
+{
+    const uint64_t data = HC_SHM_DATA, flag = HC_SHM_FLAG(0);
+    /* rank 0: raise the flag, wait for rank 1's, copy its staged data */
+    hc_sched_init(&s[0], 4);
+    int32_t p = hc_sched_publish(&s[0], flag, 1, HC_NODEPS);
+    int32_t w = hc_sched_wait(&s[0], 1, flag, 1, 0, HC_DEPS(p));
+    hc_sched_copy(&s[0], HC_RECV(0), HC_PEER(1, data), bytes, HC_DEPS(w));
+    /* rank 1: stage its SEND, raise the flag, wait for rank 0's */
+    hc_sched_init(&s[1], 4);
+    int32_t c = hc_sched_copy(&s[1], HC_SEG(data), HC_SEND(0), bytes, HC_NODEPS);
+    p = hc_sched_publish(&s[1], flag, 1, HC_DEPS(c));
+    hc_sched_wait(&s[1], 0, flag, 1, 0, HC_DEPS(p));
+}
+
+START_TEST(test_chain)
+{
+    const uint64_t bytes = 40;
+    hc_sched_t s[2];
+    chain_scheds(s, bytes);
+    ck_assert_int_eq(s[0].err | s[1].err, HCCL_SUCCESS);
+    ck_assert_int_eq(s[0].branched, 0);
+    ck_assert_int_eq(s[1].branched, 0);
+    /* not chains: a step without the one before it, a message */
+    hc_sched_t b;
+    hc_sched_init(&b, 4);
+    hc_sched_copy(&b, HC_RECV(0), HC_SEND(0), 8, HC_NODEPS);
+    ck_assert_int_eq(b.branched, 0);
+    hc_sched_copy(&b, HC_RECV(8), HC_SEND(8), 8, HC_NODEPS);
+    ck_assert_int_eq(b.branched, 1);
+    hc_sched_reset(&b);
+    ck_assert_int_eq(b.branched, 0);
+    hc_sched_send(&b, 1, 0, HC_SEND(0), 8, HC_NODEPS);
+    ck_assert_int_eq(b.branched, 1);
+    hc_sched_free(&b);
+
+    uint8_t in[2][64], out[2][64];
+    for (int r = 0; r < 2; r++)
+        for (int i = 0; i < 64; i++) {
+            in[r][i] = (uint8_t)(r * 100 + i);
+            out[r][i] = 0xEE;
+        }
+    hc_loop_t *lp = hc_loop_create(2);
+    ck_assert_int_eq(hc_loop_shm_alloc(lp, HC_SHM_MIN_HALF + 4096), HCCL_SUCCESS);
+    for (uint64_t epoch = 1; epoch <= 2; epoch++) {
+        hc_exec_t ex[2];
+        for (uint32_t r = 0; r < 2; r++) {
+            void *bufs[HC_NBUFS] = {in[r], out[r], NULL};
+            ck_assert_int_eq(hc_exec_start(&ex[r], &s[r], bufs, &hc_loop_ops,
+                                           hc_loop_tctx(lp, r), r, 1, 0, HCCL_DATA_TYPE_UINT8,
+                                           HCCL_REDUCE_SUM, NULL),
+                             HCCL_SUCCESS);
+            hc_loop_shm_bind(lp, r, epoch, &ex[r]);
+        }
+        /* rank 0 raises its flag and waits at step 1 */
+        ck_assert_int_eq(hc_exec_progress(&ex[0]), HCCL_E_AGAIN);
+        ck_assert_int_eq(hc_exec_progress(&ex[0]), HCCL_E_AGAIN);
+        ck_assert_uint_eq(ex[0].ndone, 1);
+        char why[256];
+        uint32_t peer = 99;
+        ck_assert_int_eq(hc_exec_describe_wait(&ex[0], why, sizeof(why), &peer), 1);
+        ck_assert_uint_eq(peer, 1);
+        ck_assert_msg(strstr(why, "WAIT for rank 1") != NULL, "%s", why);
+        if (epoch == 2) { /* a chain waiting at a WAIT cancels like any executor */
+            hc_exec_cancel(&ex[0], HCCL_E_TIMEOUT);
+            ck_assert_int_eq(hc_exec_progress(&ex[0]), HCCL_E_TIMEOUT);
+            ck_assert_int_eq(ex[0].nposted, 0);
+            for (int r = 0; r < 2; r++)
+                hc_exec_fini(&ex[r]);
+            break;
+        }
+        /* rank 1 runs through (rank 0's flag is up), then rank 0 */
+        ck_assert_int_eq(hc_exec_progress(&ex[1]), HCCL_SUCCESS);
+        ck_assert_uint_eq(ex[1].ndone, 3);
+        ck_assert_int_eq(hc_exec_progress(&ex[0]), HCCL_SUCCESS);
+        ck_assert_uint_eq(ex[0].ndone, 3);
+        ck_assert_int_eq(memcmp(out[0], in[1], bytes), 0);
+        ck_assert_uint_eq(out[0][bytes], 0xEE); /* nothing past it */
+        for (uint32_t r = 0; r < 2; r++) {
+            hc_loop_shm_done(lp, r, &ex[r]);
+            hc_exec_fini(&ex[r]);
+        }
+    }
+    hc_loop_destroy(lp);
+    hc_sched_free(&s[0]);
+    hc_sched_free(&s[1]);
+}
+END_TEST
+
 static Suite *sched_suite(void)
 {
     Suite *su = suite_create("sched");
@@ -1854,6 +1948,7 @@ static Suite *sched_suite(void)
     tcase_add_loop_test(tc, test_registered, 0, 2);
     tcase_add_test(tc, test_deterministic);
     tcase_add_test(tc, test_canon_fold);
+    tcase_add_test(tc, test_chain);
     suite_add_tcase(su, tc);
     return su;
 }
