@@ -689,8 +689,9 @@ HC_HOT static int finish(hc_exec_t *e)
 /* A schedule that is a chain (every step depends on the one before it, no
  * messages: coll.h, hc_sched_t.branched) can only run in step order, one
  * step at a time, which is what this does without the dependency index,
- * the ready list and the posted list of the general loop below (the
- * executor's bookkeeping was ~40% of a tiny AllReduce's instructions).
+ * the ready list and the posted list of the general loop below (that
+ * bookkeeping was more than half of the executor's instructions in a tiny
+ * AllReduce: docs/PERFORMANCE.md, "Chains and the tiny call").
  * e->lo is the next step; a WAIT not yet satisfied stays there, posted
  * (e->posted[0]), so cancel and describe see it as in the general case. */
 HC_HOT static int run_chain(hc_exec_t *e)
