@@ -697,27 +697,25 @@ HC_HOT static int finish(hc_exec_t *e)
 HC_HOT static int run_chain(hc_exec_t *e)
 {
     const hc_sched_t *s = e->s;
-    uint32_t i = e->lo;
-    if (e->nposted) {
-        if (!wait_done(e, &s->steps[i], &e->x[i]))
-            return e->status;
-        e->nposted = 0;
-        e->x[i].status = HCCL_SUCCESS;
-        goto done;
-    }
-    for (; i < s->nsteps; i++) {
-        int rc = start_step(e, i);
-        if (rc != HCCL_SUCCESS) {
-            step_failed(e, i, rc);
-            return e->status;
+    for (uint32_t i = e->lo; i < s->nsteps; i++) {
+        if (e->nposted) { /* step i is the WAIT we stopped at */
+            if (!wait_done(e, &s->steps[i], &e->x[i]))
+                return e->status;
+            e->nposted = 0;
+            e->x[i].status = HCCL_SUCCESS;
+        } else {
+            int rc = start_step(e, i);
+            if (rc != HCCL_SUCCESS) {
+                step_failed(e, i, rc);
+                return e->status;
+            }
+            if (e->st[i] == HC_ST_POSTED) {
+                e->lo = i;
+                e->posted[0] = i;
+                e->nposted = 1;
+                return e->status;
+            }
         }
-        if (e->st[i] == HC_ST_POSTED) {
-            e->lo = i;
-            e->posted[0] = i;
-            e->nposted = 1;
-            return e->status;
-        }
-    done:
         e->st[i] = HC_ST_DONE;
         if (e->trace)
             hc_trace_step(e->trace, i, &s->steps[i], HC_TRACE_STEP_DONE);

@@ -120,10 +120,8 @@ HcclResult HcclMemAlloc(void **ptr, size_t size)
     int fd;
     char *p = size >= HUGE_MIN ? segment(&bytes, 1, &fd, &st) : MAP_FAILED;
     const int huge = p != MAP_FAILED, huge_errno = errno;
-    if (!huge) {
-        bytes = size;
+    if (!huge) /* (segment changes bytes only when it succeeds) */
         p = segment(&bytes, 0, &fd, &st);
-    }
     if (p == MAP_FAILED) {
         HC_ERROR(HC_SUB_INIT, "HcclMemAlloc: a shared segment of %zu B: %s", size,
                  strerror(errno));
