@@ -91,6 +91,7 @@ static const char builtin_text[] =
     "# one host, AMD CPUs: single-copy reads where they beat staging\n"
     "broadcast      256KB-16MB 2     CMA                when=amd\n"
     "alltoall       128KB-16MB 2     CMA                when=amd\n"
+    "allgather      128KB-1MB  2     CMA                when=amd\n"
     "# one host: shared staging (DIRECT cannot run without it: next rule)\n"
     "allreduce      *          *     DIRECT\n"
     "broadcast      *          *     DIRECT\n"

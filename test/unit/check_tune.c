@@ -169,6 +169,13 @@ START_TEST(test_vendor_rows)
     b.count = 32 << 20;
     ck_assert_str_eq(hc_tune_select(t, &b)->name, "DIRECT");
     ck_assert_int_eq(b.nt_recv, v == 'i');
+    /* AllGather, malloc'd, blocks of 256 KiB: single copy on both; blocks
+     * of 2 MiB: staging on AMD (its row ends at 1 MiB) */
+    b.coll = HC_COLL_ALLGATHER;
+    b.count = 256 << 10;
+    ck_assert_str_eq(hc_tune_select(t, &b)->name, v ? "CMA" : "DIRECT");
+    b.count = 2 << 20;
+    ck_assert_str_eq(hc_tune_select(t, &b)->name, v == 'i' ? "CMA" : "DIRECT");
     /* without single-copy reads: the staging rows */
     a.cma = 0;
     ck_assert_str_eq(hc_tune_select(t, &a)->name, "DIRECT");
