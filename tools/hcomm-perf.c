@@ -40,6 +40,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -151,6 +152,8 @@ typedef struct {
     uint64_t minb, maxb;
     uint64_t factor;
     int iters, warmup, check, root, in_place, with_mpi, check_only, ref, reg;
+    int thp;             /* -H: buffers advised MADV_HUGEPAGE */
+    uint64_t thp_bytes; /* of the two buffers, in huge pages after pre-faulting */
     double budget;
     coll_t coll;
     const dtype_t *t;
@@ -576,6 +579,47 @@ static void prepare(ctx_t *c, int side)
 }
 
 /* The fill of the whole send buffer that never changes (done once). */
+/* -H: transparent huge pages for the buffers ("madvise" mode, the usual
+ * setting, gives them only to ranges advised so). On a VM here, 4 KiB
+ * pages of a buffer were up to ~3 us each to touch again after default
+ * Open MPI's call in the same process, huge pages were not
+ * (docs/PERFORMANCE.md, "Transparent huge pages for the user's buffers"). */
+#define THP_SIZE ((size_t)2 << 20)
+
+static int advise_huge(void *p, size_t len)
+{
+#ifdef MADV_HUGEPAGE
+    return madvise(p, len, MADV_HUGEPAGE);
+#else
+    (void)p;
+    (void)len;
+    errno = ENOSYS;
+    return -1;
+#endif
+}
+
+/* Bytes of [p, p + len) the kernel backs with huge pages: AnonHugePages of
+ * the mappings that overlap it in /proc/self/smaps (at most len). */
+static uint64_t huge_bytes(const void *p, size_t len)
+{
+    FILE *f = fopen("/proc/self/smaps", "r");
+    if (f == NULL)
+        return 0;
+    const uintptr_t lo = (uintptr_t)p, hi = lo + len;
+    char line[512];
+    int in = 0;
+    uint64_t sum = 0;
+    while (fgets(line, sizeof(line), f)) {
+        unsigned long a, b, kb;
+        if (sscanf(line, "%lx-%lx ", &a, &b) == 2 && strchr(line, '-') < strchr(line, ' '))
+            in = a < hi && b > lo;
+        else if (in && sscanf(line, "AnonHugePages: %lu kB", &kb) == 1)
+            sum += (uint64_t)kb << 10;
+    }
+    fclose(f);
+    return sum < len ? sum : len;
+}
+
 static void fill_send(ctx_t *c)
 {
     if (colls[c->coll].reducing) {
@@ -947,6 +991,10 @@ static void usage(FILE *f)
 "            with the communicator (HcclCommRegister): single-copy\n"
 "            algorithms then copy with loads and stores (MPI, with -M,\n"
 "            runs on the same buffers)\n"
+"  -H        allocate the (malloc'd) buffers 2 MiB aligned and advise them\n"
+"            MADV_HUGEPAGE, as a program with transparent huge pages for its\n"
+"            tensors has them; the header says how much the kernel gave\n"
+"            (MPI, with -M, runs on the same buffers; not with -A)\n"
 "  -J FILE   also write the results as JSON to FILE\n"
 "  -h        this help\n"
 "\n"
@@ -1061,7 +1109,7 @@ static int parse_args(ctx_t *c, int argc, char **argv, int rank)
         } \
         return 2; \
     } while (0)
-    while ((ch = getopt_long(argc, argv, "b:e:f:n:w:T:c:pd:o:r:C:a:i:MRAJ:h", longopts, NULL)) !=
+    while ((ch = getopt_long(argc, argv, "b:e:f:n:w:T:c:pd:o:r:C:a:i:MRAHJ:h", longopts, NULL)) !=
            -1) {
         switch (ch) {
         case 'b': if (parse_size(optarg, &c->minb)) BAD("bad -b %s", optarg); break;
@@ -1087,6 +1135,7 @@ static int parse_args(ctx_t *c, int argc, char **argv, int rank)
         case 'M': c->with_mpi = 1; break;
         case 'R': c->ref = 1; break;
         case 'A': c->reg = 1; break;
+        case 'H': c->thp = 1; break;
         case 'J': c->json = optarg; break;
         case 'h': if (rank == 0) usage(stdout); return 1;
         default:
@@ -1095,6 +1144,8 @@ static int parse_args(ctx_t *c, int argc, char **argv, int rank)
     }
     if (optind < argc)
         BAD("unexpected argument %s", argv[optind]);
+    if (c->thp && c->reg)
+        BAD("-H and -A: HcclMemAlloc chooses the pages of -A's buffers itself");
     c->factor = (uint64_t)f;
     if (c->warmup < 1)
         c->warmup = 1;
@@ -1159,6 +1210,10 @@ static void print_header(const ctx_t *c, int argc, char **argv, int nodes, int l
            b0, b1, (unsigned long long)c->factor, c->iters, c->warmup, c->budget, c->check,
            c->check_only ? " (check-only pass)" : "",
            c->reg ? ", buffers from HcclMemAlloc, registered (-A)" : "");
+    if (c->thp)
+        printf("# -H: buffers advised MADV_HUGEPAGE; %.1f of %.1f MiB in huge pages on rank 0 "
+               "(/proc/self/smaps AnonHugePages)\n",
+               (double)c->thp_bytes / 1048576.0, 2.0 * (double)c->buf_bytes / 1048576.0);
     if (c->coll == C_ALLREDUCE_MULTI)
         printf("# allreduce_multi: 8 tensors, 13,2,8,1,21,3,5,11/64 of the size, 256 B gaps\n");
     printf("# MPI: %s\n", mpilib);
@@ -1272,8 +1327,12 @@ static void write_json(const ctx_t *c, const char *path, int argc, char **argv, 
             colls[c->coll].name, colls[c->coll].reducing ? op_name(c->op) : "none",
             c->t->names[0], colls[c->coll].rooted ? c->root : -1, c->in_place);
     json_str(f, c->algo ? c->algo : "auto");
-    fprintf(f, ",\n  \"check\": %d,\n  \"registered\": %s,\n  \"mpi\": %s,\n  \"mpi_call\": ",
-            c->check, c->reg ? "true" : "false", c->with_mpi && c->mpi_ok ? "true" : "false");
+    fprintf(f, ",\n  \"check\": %d,\n  \"registered\": %s,\n", c->check,
+            c->reg ? "true" : "false");
+    if (c->thp)
+        fprintf(f, "  \"huge_pages\": {\"advised\": true, \"bytes\": %llu, \"of\": %llu},\n",
+                (unsigned long long)c->thp_bytes, 2ull * (unsigned long long)c->buf_bytes);
+    fprintf(f, "  \"mpi\": %s,\n  \"mpi_call\": ", c->with_mpi && c->mpi_ok ? "true" : "false");
     json_str(f, colls[c->coll].mpi_call);
     fprintf(f, ",\n  \"mpi_library\": ");
     json_str(f, mpilib);
@@ -1396,14 +1455,20 @@ int main(int argc, char **argv)
     c->buf_bytes = maxcount * es;
     if (c->coll == C_ALLREDUCE_MULTI)
         c->buf_bytes += MULTI_N * (MULTI_GAP + MULTI_ALIGN);
-    c->buf_bytes = (c->buf_bytes + 4095) / 4096 * 4096;
+    const size_t align = c->thp ? THP_SIZE : 4096;
+    c->buf_bytes = (c->buf_bytes + align - 1) / align * align;
     void *sb = NULL, *rb = NULL;
     if (c->reg ? HcclMemAlloc(&sb, c->buf_bytes) != HCCL_SUCCESS ||
                      HcclMemAlloc(&rb, c->buf_bytes) != HCCL_SUCCESS
-               : posix_memalign(&sb, 4096, c->buf_bytes) ||
-                     posix_memalign(&rb, 4096, c->buf_bytes)) {
+               : posix_memalign(&sb, align, c->buf_bytes) ||
+                     posix_memalign(&rb, align, c->buf_bytes)) {
         fprintf(stderr, "hcomm-perf: rank %d: cannot allocate 2 x %zu bytes\n", c->rank,
                 c->buf_bytes);
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    if (c->thp && (advise_huge(sb, c->buf_bytes) || advise_huge(rb, c->buf_bytes))) {
+        fprintf(stderr, "hcomm-perf: rank %d: -H: madvise(MADV_HUGEPAGE): %s\n", c->rank,
+                strerror(errno));
         MPI_Abort(MPI_COMM_WORLD, 1);
     }
     c->sbuf = sb;
@@ -1413,6 +1478,8 @@ int main(int argc, char **argv)
         c->mpi_why = "sizes beyond MPI's int counts";
     }
     fill_send(c);
+    if (c->thp) /* after the first touch of both buffers (fill_send) */
+        c->thp_bytes = huge_bytes(sb, c->buf_bytes) + huge_bytes(rb, c->buf_bytes);
     int max_iters = c->iters > 1 ? c->iters : 1;
     c->times[0] = calloc((size_t)max_iters, sizeof(double));
     c->times[1] = calloc((size_t)max_iters, sizeof(double));

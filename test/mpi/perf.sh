@@ -7,6 +7,9 @@
 #     outnumber the cores; the vCPU speed of both ranks (header and JSON);
 #   - hcomm-perf -A (registered buffers) on 2 ranks, AllReduce and AlltoAll:
 #     exit 0, "#wrong" 0, the header and the JSON say so;
+#   - hcomm-perf -H (buffers advised MADV_HUGEPAGE) on 2 ranks: exit 0,
+#     "#wrong" 0, the header and the JSON give the huge-page bytes (at most
+#     both buffers: the kernel may give none); -H with -A fails;
 #   - hcomm-perf with a bad collective name fails (exit != 0);
 #   - tools/bench.sh --quick on 2 ranks (two collectives, one setting):
 #     exit 0, a report with its summary and per-size tables, status 0;
@@ -116,6 +119,26 @@ for c in allreduce alltoall; do
     grep -q '"registered": true' "$tmp/reg-$c.json" || fail "$c -A: JSON has no \"registered\": true"
 done
 grep -q '"registered": false' "$tmp/ar.json" || fail "allreduce JSON: no \"registered\": false"
+grep -q '"huge_pages"' "$tmp/ar.json" && fail "allreduce JSON: huge_pages without -H"
+
+echo "=== hcomm-perf -H on 2 ranks"
+sh "$here/mpirun.sh" 2 "$perf" -C allreduce -H -b 8 -e 4M -f 64 -n 5 -w 1 -T 0.2 -M \
+    -J "$tmp/thp.json" >"$tmp/thp.txt" 2>&1
+rc=$?
+cat "$tmp/thp.txt"
+[ $rc -eq 0 ] || fail "-H run exited with $rc"
+rows_ok "$tmp/thp.txt" || fail "-H: a row with #wrong != 0, or no rows"
+# 4 MiB of floats, rounded up to 2 MiB: two buffers of 4 MiB
+grep -q '^# -H: buffers advised MADV_HUGEPAGE; [0-9.]* of 8.0 MiB in huge pages' "$tmp/thp.txt" ||
+    fail "-H: no huge-page line for 2 x 4 MiB in the header"
+awk '/"huge_pages"/ { n++; if (match($0, /"bytes": [0-9]+/)) b = substr($0, RSTART + 9, RLENGTH - 9) + 0;
+                      else n = -9; if ($0 !~ /"of": 8388608}/ || b > 8388608) n = -9 }
+     END { exit n != 1 }' "$tmp/thp.json" || fail "-H JSON: no huge_pages with bytes <= of = 8388608"
+if sh "$here/mpirun.sh" 2 "$perf" -H -A >"$tmp/bad.txt" 2>&1; then
+    cat "$tmp/bad.txt"
+    fail "hcomm-perf -H -A exited with 0"
+fi
+grep -q -- '-H and -A' "$tmp/bad.txt" || fail "hcomm-perf -H -A: no message naming the options"
 
 echo "=== hcomm-perf with a bad collective"
 if sh "$here/mpirun.sh" 2 "$perf" -C nosuch >"$tmp/bad.txt" 2>&1; then
