@@ -40,13 +40,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <hccl/hccl.h>
 #include <hccl/hccl_mpi.h>
 
+#include "hugepages.h"
 #include "stats.h"
 
 extern char **environ;
@@ -152,7 +152,8 @@ typedef struct {
     uint64_t minb, maxb;
     uint64_t factor;
     int iters, warmup, check, root, in_place, with_mpi, check_only, ref, reg;
-    int thp;             /* -H: buffers advised MADV_HUGEPAGE */
+    int thp;            /* -H: buffers advised MADV_HUGEPAGE */
+    int thp_err;        /* errno of a failed madvise (0: none) */
     uint64_t thp_bytes; /* of the two buffers, in huge pages after pre-faulting */
     double budget;
     coll_t coll;
@@ -579,47 +580,6 @@ static void prepare(ctx_t *c, int side)
 }
 
 /* The fill of the whole send buffer that never changes (done once). */
-/* -H: transparent huge pages for the buffers ("madvise" mode, the usual
- * setting, gives them only to ranges advised so). On a VM here, 4 KiB
- * pages of a buffer were up to ~3 us each to touch again after default
- * Open MPI's call in the same process, huge pages were not
- * (docs/PERFORMANCE.md, "Transparent huge pages for the user's buffers"). */
-#define THP_SIZE ((size_t)2 << 20)
-
-static int advise_huge(void *p, size_t len)
-{
-#ifdef MADV_HUGEPAGE
-    return madvise(p, len, MADV_HUGEPAGE);
-#else
-    (void)p;
-    (void)len;
-    errno = ENOSYS;
-    return -1;
-#endif
-}
-
-/* Bytes of [p, p + len) the kernel backs with huge pages: AnonHugePages of
- * the mappings that overlap it in /proc/self/smaps (at most len). */
-static uint64_t huge_bytes(const void *p, size_t len)
-{
-    FILE *f = fopen("/proc/self/smaps", "r");
-    if (f == NULL)
-        return 0;
-    const uintptr_t lo = (uintptr_t)p, hi = lo + len;
-    char line[512];
-    int in = 0;
-    uint64_t sum = 0;
-    while (fgets(line, sizeof(line), f)) {
-        unsigned long a, b, kb;
-        if (sscanf(line, "%lx-%lx ", &a, &b) == 2 && strchr(line, '-') < strchr(line, ' '))
-            in = a < hi && b > lo;
-        else if (in && sscanf(line, "AnonHugePages: %lu kB", &kb) == 1)
-            sum += (uint64_t)kb << 10;
-    }
-    fclose(f);
-    return sum < len ? sum : len;
-}
-
 static void fill_send(ctx_t *c)
 {
     if (colls[c->coll].reducing) {
@@ -1210,6 +1170,9 @@ static void print_header(const ctx_t *c, int argc, char **argv, int nodes, int l
            b0, b1, (unsigned long long)c->factor, c->iters, c->warmup, c->budget, c->check,
            c->check_only ? " (check-only pass)" : "",
            c->reg ? ", buffers from HcclMemAlloc, registered (-A)" : "");
+    if (c->thp && c->thp_err)
+        printf("# -H: madvise(MADV_HUGEPAGE) failed on rank 0 (%s): ordinary pages\n",
+               strerror(c->thp_err));
     if (c->thp)
         printf("# -H: buffers advised MADV_HUGEPAGE; %.1f of %.1f MiB in huge pages on rank 0 "
                "(/proc/self/smaps AnonHugePages)\n",
@@ -1455,22 +1418,21 @@ int main(int argc, char **argv)
     c->buf_bytes = maxcount * es;
     if (c->coll == C_ALLREDUCE_MULTI)
         c->buf_bytes += MULTI_N * (MULTI_GAP + MULTI_ALIGN);
-    const size_t align = c->thp ? THP_SIZE : 4096;
+    const size_t align = c->thp ? HC_THP_SIZE : 4096;
     c->buf_bytes = (c->buf_bytes + align - 1) / align * align;
     void *sb = NULL, *rb = NULL;
+    int e1 = 0, e2 = 0; /* -H: a failed madvise leaves ordinary pages; the header says so */
     if (c->reg ? HcclMemAlloc(&sb, c->buf_bytes) != HCCL_SUCCESS ||
                      HcclMemAlloc(&rb, c->buf_bytes) != HCCL_SUCCESS
-               : posix_memalign(&sb, align, c->buf_bytes) ||
-                     posix_memalign(&rb, align, c->buf_bytes)) {
+        : c->thp ? (e1 = hc_alloc_huge(&sb, c->buf_bytes)) < 0 ||
+                       (e2 = hc_alloc_huge(&rb, c->buf_bytes)) < 0
+                 : posix_memalign(&sb, align, c->buf_bytes) ||
+                       posix_memalign(&rb, align, c->buf_bytes)) {
         fprintf(stderr, "hcomm-perf: rank %d: cannot allocate 2 x %zu bytes\n", c->rank,
                 c->buf_bytes);
         MPI_Abort(MPI_COMM_WORLD, 1);
     }
-    if (c->thp && (advise_huge(sb, c->buf_bytes) || advise_huge(rb, c->buf_bytes))) {
-        fprintf(stderr, "hcomm-perf: rank %d: -H: madvise(MADV_HUGEPAGE): %s\n", c->rank,
-                strerror(errno));
-        MPI_Abort(MPI_COMM_WORLD, 1);
-    }
+    c->thp_err = e1 ? e1 : e2;
     c->sbuf = sb;
     c->rbuf = rb;
     if (c->buf_bytes > INT_MAX) { /* MPI counts are int */
@@ -1479,7 +1441,7 @@ int main(int argc, char **argv)
     }
     fill_send(c);
     if (c->thp) /* after the first touch of both buffers (fill_send) */
-        c->thp_bytes = huge_bytes(sb, c->buf_bytes) + huge_bytes(rb, c->buf_bytes);
+        c->thp_bytes = hc_huge_bytes(sb, c->buf_bytes) + hc_huge_bytes(rb, c->buf_bytes);
     int max_iters = c->iters > 1 ? c->iters : 1;
     c->times[0] = calloc((size_t)max_iters, sizeof(double));
     c->times[1] = calloc((size_t)max_iters, sizeof(double));

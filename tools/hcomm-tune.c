@@ -3,7 +3,7 @@
  * side by side and write an HCCL_TUNE_FILE (docs/ALGORITHMS.md).
  *
  *   mpirun -np 4 hcomm-tune [-C COLL|all] [-b MIN] [-e MAX] [-f FACTOR]
- *                           [-n ITERS] [-w WARMUP] [-a ALGO,ALGO,...] [-A] [-o FILE]
+ *                           [-n ITERS] [-w WARMUP] [-a ALGO,ALGO,...] [-A | -H] [-o FILE]
  *
  * One communicator per candidate, its algorithm forced through
  * HcclCommConfig.hcclAlgo ("allreduce=level0:NA;level1:RING"), all over
@@ -30,6 +30,10 @@
  * rules written carry when=registered (a tuning file holds them above the
  * rules of a run without -A: the first match wins).
  *
+ * With -H the (malloc'd) buffers are in transparent huge pages
+ * (tools/hugepages.h): the rules are for a program whose buffers are, and
+ * carry no condition (the tuning file is that program's).
+ *
  * Output: per size, each candidate's median time in us and the fastest;
  * with -o, rules "coll LO-HI N ALGO" for this rank count, consecutive sizes
  * with the same winner merged, boundaries at the measured sizes.
@@ -52,6 +56,7 @@
 #include "src/comm.h"
 #include "src/shm.h"
 #include "src/tune.h"
+#include "tools/hugepages.h"
 #include "tools/stats.h"
 
 #define MAXC 16
@@ -137,7 +142,7 @@ static void usage(void)
     if (rank == 0)
         fprintf(stderr,
                 "usage: mpirun -np N hcomm-tune [-C COLL|all] [-b MIN] [-e MAX] [-f FACTOR]\n"
-                "                  [-n ITERS] [-w WARMUP] [-a ALGO,ALGO,...] [-A] [-o FILE]\n"
+                "                  [-n ITERS] [-w WARMUP] [-a ALGO,ALGO,...] [-A | -H] [-o FILE]\n"
                 "  COLL: allreduce (default), broadcast, reduce, reducescatter, allgather,\n"
                 "        alltoall, all. Sizes: bytes of one rank's count (K, M, G).\n"
                 "  -a: candidates (default: every algorithm of the collective, and DIRECT+nt;\n"
@@ -146,6 +151,8 @@ static void usage(void)
                 "      non-temporal stores\n"
                 "  -A: buffers from HcclMemAlloc, registered with each candidate's\n"
                 "      communicator (HcclCommRegister); the rules get when=registered\n"
+                "  -H: buffers in transparent huge pages (2 MiB aligned, MADV_HUGEPAGE),\n"
+                "      for a program whose buffers are: the fastest algorithm can differ\n"
                 "  -o: write the winners as an HCCL_TUNE_FILE (appends per collective)\n");
 }
 
@@ -157,8 +164,8 @@ int main(int argc, char **argv)
     const char *cname = "allreduce", *alist = NULL, *outfile = NULL;
     uint64_t minb = 1024, maxb = 64ull << 20;
     double factor = 4;
-    int iters = 10, warm = 2, reg = 0, opt;
-    while ((opt = getopt(argc, argv, "C:b:e:f:n:w:a:Ao:h")) != -1) {
+    int iters = 10, warm = 2, reg = 0, thp = 0, opt;
+    while ((opt = getopt(argc, argv, "C:b:e:f:n:w:a:AHo:h")) != -1) {
         switch (opt) {
         case 'C': cname = optarg; break;
         case 'b': if (parse_size(optarg, &minb)) goto bad; break;
@@ -168,12 +175,19 @@ int main(int argc, char **argv)
         case 'w': warm = atoi(optarg); if (warm < 0) goto bad; break;
         case 'a': alist = optarg; break;
         case 'A': reg = 1; break;
+        case 'H': thp = 1; break;
         case 'o': outfile = optarg; break;
         default: goto bad;
         }
     }
     if (minb < 4)
         minb = 4;
+    if (reg && thp) {
+        if (rank == 0)
+            fprintf(stderr, "hcomm-tune: -A and -H: HcclMemAlloc chooses the pages of -A's "
+                            "buffers itself\n");
+        goto bad;
+    }
     FILE *out = NULL;
     if (outfile && rank == 0) {
         out = fopen(outfile, "w");
@@ -182,7 +196,8 @@ int main(int argc, char **argv)
             MPI_Abort(MPI_COMM_WORLD, 2);
         }
         fprintf(out, "# written by hcomm-tune on %d ranks (median of %d rounds, float32%s)\n",
-                nranks, iters, reg ? ", registered buffers" : "");
+                nranks, iters,
+                reg ? ", registered buffers" : thp ? ", buffers in transparent huge pages" : "");
     }
     for (size_t ci = 0; ci < sizeof(colls) / sizeof(colls[0]); ci++) {
         if (strcasecmp(cname, "all") != 0 && strcasecmp(cname, colls[ci].name) != 0)
@@ -248,6 +263,14 @@ int main(int argc, char **argv)
                 if (HcclCommRegister(comm[k], sb, big + 64, &hs[k]) != HCCL_SUCCESS ||
                     HcclCommRegister(comm[k], rb, big + 64, &hr[k]) != HCCL_SUCCESS)
                     MPI_Abort(MPI_COMM_WORLD, 3);
+        } else if (thp) {
+            const size_t hb = (big + 64 + HC_THP_SIZE - 1) / HC_THP_SIZE * HC_THP_SIZE;
+            int e1 = hc_alloc_huge(&sb, hb), e2 = e1 < 0 ? 0 : hc_alloc_huge(&rb, hb);
+            if (e1 < 0 || e2 < 0)
+                MPI_Abort(MPI_COMM_WORLD, 3);
+            if ((e1 || e2) && rank == 0)
+                fprintf(stderr, "hcomm-tune: -H: madvise(MADV_HUGEPAGE): %s: ordinary pages\n",
+                        strerror(e1 ? e1 : e2));
         } else {
             sb = malloc(big + 64);
             rb = malloc(big + 64);
@@ -258,9 +281,15 @@ int main(int argc, char **argv)
         memset(rb, 0, big + 64);
         double *t = malloc(sizeof(double) * (size_t)iters * MAXC);
         if (rank == 0) {
-            printf("# %s on %d ranks, median of %d rounds (us, slowest rank)%s; '-': cannot "
+            char hp[96] = "";
+            if (thp)
+                snprintf(hp, sizeof(hp), ", buffers advised huge (%.1f of %.1f MiB in huge pages)",
+                         (double)(hc_huge_bytes(sb, big + 64) + hc_huge_bytes(rb, big + 64)) /
+                             1048576.0,
+                         2.0 * (double)(big + 64) / 1048576.0);
+            printf("# %s on %d ranks, median of %d rounds (us, slowest rank)%s%s; '-': cannot "
                    "run\n",
-                   colls[ci].name, nranks, iters, reg ? ", registered buffers" : "");
+                   colls[ci].name, nranks, iters, reg ? ", registered buffers" : "", hp);
             printf("%12s", "bytes");
             for (int k = 0; k < nc; k++)
                 printf(" %12s", names[k]);

@@ -27,7 +27,9 @@
 #     arguments an operation sees), a tuning file of rules naming them that
 #     hcomm-perf then runs with; "+nt" on a pseudo-candidate fails;
 #   - hcomm-tune -A (registered buffers): CMA+nt among the default
-#     candidates, rules with when=registered that hcomm-perf -A runs with.
+#     candidates, rules with when=registered that hcomm-perf -A runs with;
+#   - hcomm-tune -H (buffers in huge pages): the header and the file say so,
+#     rules hcomm-perf -H runs with; -A with -H fails.
 # Timings are not checked (PERF.md: never a timing threshold in a test).
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
@@ -292,6 +294,17 @@ grep -q '^# allreduce on 2 ranks.*registered buffers' "$tmp/tunereg.log" ||
 sh "$here/mpirun.sh" 2 "$tune" -A -C reducescatter -b 4K -e 4K -n 1 -w 0 \
     >"$tmp/tunereg2.log" 2>&1 || fail "hcomm-tune -A with the default candidates failed"
 grep -q ' CMA+nt ' "$tmp/tunereg2.log" || fail "hcomm-tune -A: CMA+nt not among the default candidates"
+
+echo "=== hcomm-tune -H on 2 ranks (buffers in transparent huge pages)"
+tune_check tunethp allreduce CMA,DIRECT,DIRECT+nt 'CMA|DIRECT|DIRECT nt' -H
+grep -q '^# allreduce on 2 ranks.*buffers advised huge ([0-9.]* of [0-9.]* MiB in huge pages)' \
+    "$tmp/tunethp.log" || fail "hcomm-tune -H: the header does not say huge pages"
+grep -q '^# written by hcomm-tune .*buffers in transparent huge pages' "$tmp/tunethp.txt" ||
+    fail "hcomm-tune -H -o: the file does not say huge pages"
+if sh "$here/mpirun.sh" 2 "$tune" -A -H -C allreduce -b 4K -e 4K -n 1 >"$tmp/tunebad.txt" 2>&1; then
+    cat "$tmp/tunebad.txt"
+    fail "hcomm-tune -A -H exited with 0"
+fi
 
 if [ -n "$failed" ]; then
     echo "perf.sh: FAILED:$failed"
