@@ -35,7 +35,8 @@
 #   --settings "..."  Open MPI settings: default tuned ucx ob1
 #   --mpirun CMD      the launcher (default: $MPIRUN or mpirun)
 #   --args "..."      extra hcomm-perf arguments (e.g. "-d bfloat16"; "-A":
-#                     registered buffers, docs/DESIGN.md)
+#                     registered buffers, docs/DESIGN.md; "-H": the buffers
+#                     in transparent huge pages, docs/PERFORMANCE.md)
 #   --timeout SEC     kill a run after SEC seconds (default 1800; 0 = none)
 #   --no-large        leave out the AllReduce 32-256 MiB runs (the full
 #                     sweep has them, --quick does not)
@@ -342,7 +343,7 @@ mpiver=$($mpirun --version 2>/dev/null | head -n 1)
     echo "- $cores cores online; runs with more ranks than cores use --oversubscribe"
     echo "- MPI: $mpiver"
     echo "- mode: $([ $quick -eq 1 ] && echo quick || echo full), hcomm-perf $perf"
-    [ -n "$extra" ] && echo "- extra hcomm-perf arguments: \`$extra\`$(case " $extra " in *" -A "*) echo " (-A: buffers from HcclMemAlloc, registered with the communicator; MPI runs on the same buffers)" ;; esac)"
+    [ -n "$extra" ] && echo "- extra hcomm-perf arguments: \`$extra\`$(case " $extra " in *" -A "*) echo " (-A: buffers from HcclMemAlloc, registered with the communicator; MPI runs on the same buffers)" ;; *" -H "*) echo " (-H: the buffers in transparent huge pages; MPI runs on the same buffers)" ;; esac)"
     echo "- settings:"
     for s in $settings; do
         a=$(setting_args "$s")
