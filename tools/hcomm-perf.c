@@ -1421,18 +1421,24 @@ int main(int argc, char **argv)
     const size_t align = c->thp ? HC_THP_SIZE : 4096;
     c->buf_bytes = (c->buf_bytes + align - 1) / align * align;
     void *sb = NULL, *rb = NULL;
-    int e1 = 0, e2 = 0; /* -H: a failed madvise leaves ordinary pages; the header says so */
-    if (c->reg ? HcclMemAlloc(&sb, c->buf_bytes) != HCCL_SUCCESS ||
-                     HcclMemAlloc(&rb, c->buf_bytes) != HCCL_SUCCESS
-        : c->thp ? (e1 = hc_alloc_huge(&sb, c->buf_bytes)) < 0 ||
-                       (e2 = hc_alloc_huge(&rb, c->buf_bytes)) < 0
-                 : posix_memalign(&sb, align, c->buf_bytes) ||
-                       posix_memalign(&rb, align, c->buf_bytes)) {
+    int ok;
+    if (c->reg) {
+        ok = HcclMemAlloc(&sb, c->buf_bytes) == HCCL_SUCCESS &&
+             HcclMemAlloc(&rb, c->buf_bytes) == HCCL_SUCCESS;
+    } else if (c->thp) { /* a failed madvise leaves ordinary pages; the header says so */
+        const int e1 = hc_alloc_huge(&sb, c->buf_bytes);
+        const int e2 = e1 < 0 ? -1 : hc_alloc_huge(&rb, c->buf_bytes);
+        ok = e1 >= 0 && e2 >= 0;
+        c->thp_err = e1 > 0 ? e1 : e2 > 0 ? e2 : 0;
+    } else {
+        ok = posix_memalign(&sb, align, c->buf_bytes) == 0 &&
+             posix_memalign(&rb, align, c->buf_bytes) == 0;
+    }
+    if (!ok) {
         fprintf(stderr, "hcomm-perf: rank %d: cannot allocate 2 x %zu bytes\n", c->rank,
                 c->buf_bytes);
         MPI_Abort(MPI_COMM_WORLD, 1);
     }
-    c->thp_err = e1 ? e1 : e2;
     c->sbuf = sb;
     c->rbuf = rb;
     if (c->buf_bytes > INT_MAX) { /* MPI counts are int */

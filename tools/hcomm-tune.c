@@ -264,8 +264,8 @@ int main(int argc, char **argv)
                     HcclCommRegister(comm[k], rb, big + 64, &hr[k]) != HCCL_SUCCESS)
                     MPI_Abort(MPI_COMM_WORLD, 3);
         } else if (thp) {
-            const size_t hb = (big + 64 + HC_THP_SIZE - 1) / HC_THP_SIZE * HC_THP_SIZE;
-            int e1 = hc_alloc_huge(&sb, hb), e2 = e1 < 0 ? 0 : hc_alloc_huge(&rb, hb);
+            const int e1 = hc_alloc_huge(&sb, big + 64);
+            const int e2 = e1 < 0 ? -1 : hc_alloc_huge(&rb, big + 64);
             if (e1 < 0 || e2 < 0)
                 MPI_Abort(MPI_COMM_WORLD, 3);
             if ((e1 || e2) && rank == 0)

@@ -21,11 +21,13 @@
 
 #define HC_THP_SIZE ((size_t)2 << 20)
 
-/* *p = `bytes` (a multiple of HC_THP_SIZE) 2 MiB aligned, advised huge.
- * 0: allocated and advised; -1: no memory (*p NULL); else the errno of a
- * failed madvise (a kernel without THP: *p is allocated, ordinary pages). */
+/* *p = at least `bytes`, rounded up to whole huge pages, 2 MiB aligned
+ * and advised huge. 0: allocated and advised; -1: no memory (*p NULL);
+ * else the errno of a failed madvise (a kernel without THP: *p is
+ * allocated, in ordinary pages). */
 static inline int hc_alloc_huge(void **p, size_t bytes)
 {
+    bytes = (bytes + HC_THP_SIZE - 1) / HC_THP_SIZE * HC_THP_SIZE;
     if (posix_memalign(p, HC_THP_SIZE, bytes) != 0) {
         *p = NULL;
         return -1;
