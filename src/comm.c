@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "elastic.h"
+#include "fastlane.h"
 #include "log.h"
 #include "reduce.h"
 #include "shm.h"
@@ -24,7 +25,7 @@
 /* Idle polls before yielding the core: with more ranks than cores a
  * spinning waiter starves the peer it waits for. */
 #define HC_SPIN_BEFORE_YIELD 64
-/* The same for shared-staging waits (spin_polls below; values measured,
+/* The same for shared-staging waits (hc_comm_spin_polls below; values measured,
  * docs/PERFORMANCE.md). */
 #define HC_SPIN_LOCAL 512
 #define HC_SPIN_OVERSUBSCRIBED 8
@@ -581,7 +582,7 @@ static int oversubscribed(const hc_comm_t *c)
 /* Empty polls before the waiter starts yielding the core. Shared-staging
  * polls are ~20 ns, UCX progress calls ~10x that; with more ranks on a
  * host than cores a spinning waiter only delays the rank it waits for. */
-static unsigned spin_polls(const hc_comm_t *c, int local)
+HC_HOT unsigned hc_comm_spin_polls(const hc_comm_t *c, int local)
 {
     if (oversubscribed(c))
         return HC_SPIN_OVERSUBSCRIBED;
@@ -643,7 +644,7 @@ HC_HOT int hc_comm_wait(hc_comm_t *c, hc_exec_t *const *ex, uint32_t n, const ch
             continue; /* the next pass cancels */
         }
         if (spin == 0)
-            spin = spin_polls(c, local);
+            spin = hc_comm_spin_polls(c, local);
         if (++idle < spin)
             continue;
         if ((idle & 15) == 0) {
@@ -782,7 +783,7 @@ static int op_begin(hc_comm_t *c, const hc_op_t *op_in, hc_running_t *r, uint32_
     hc_sched_entry_t *ent = NULL;
     if (c->memo.ent && mk->count == a->count && mk->coll == a->coll && mk->dtype == a->dtype &&
         mk->op == a->op && mk->in_place == a->in_place && mk->root == a->root && mk->iov == a->iov &&
-        !c->memo.ent->busy && memcmp(&c->memo.ent->key, mk, sizeof(*mk)) == 0) {
+        mk->reg == a->registered && !c->memo.ent->busy && memcmp(&c->memo.ent->key, mk, sizeof(*mk)) == 0) {
         /* the same operation as last time: the same algorithm and entry */
         algo = c->memo.algo;
         k = *mk;
@@ -955,6 +956,8 @@ HC_HOT void hc_op_init(hc_op_t *op, const char *api, hc_coll_t coll, uint64_t co
 
 HC_HOT int hc_comm_run(hc_comm_t *c, const hc_op_t *op)
 {
+    if (hc_fastlane_run(c, op)) /* a tiny Broadcast, inline (src/fastlane.h) */
+        return HCCL_SUCCESS;
     hc_running_t r;
     int rc = hc_op_begin(c, op, &r);
     if (rc != HCCL_SUCCESS)

@@ -195,6 +195,11 @@ int hc_comm_wait(hc_comm_t *c, hc_exec_t *const *ex, uint32_t n, const char *wha
  * collectives cycle through the values below both. */
 #define HC_TAG_CTRL_SEQ (HC_TAG_P2P_SEQ - 1)
 
+/* Empty polls a waiter makes before it starts yielding the core (fewer
+ * with more ranks on the host than cores); local: shared-staging polls
+ * only, no transport progress. */
+unsigned hc_comm_spin_polls(const hc_comm_t *c, int local);
+
 /* Next collective sequence number (never HC_TAG_P2P_SEQ or HC_TAG_CTRL_SEQ). */
 uint32_t hc_comm_next_seq(hc_comm_t *c);
 /* The same, for an exchange that is not an hc_op_begin operation and uses

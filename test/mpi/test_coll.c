@@ -455,6 +455,41 @@ static void t_broadcast(const ctx_t *cx, HcclDataType t, uint64_t count, int roo
     free(exp);
 }
 
+/* The same small Broadcast many times in a row, as a training loop or a
+ * benchmark makes it: from the second call on the ranks may run it inline
+ * (src/fastlane.h). 150 calls pass the 32 ring entries more than twice, so
+ * a root that runs ahead must be held back by its guard: one reader sleeps
+ * 20 ms at call 10 while the others go on. Every 37 calls the root sleeps
+ * 2 ms first (the readers arrive before its flag), and every call's data
+ * differs, so a stale ring entry or a copy of the wrong epoch shows. */
+static void t_broadcast_repeat(const ctx_t *cx, HcclDataType t, uint64_t count, int root)
+{
+    case_t c = {"Broadcast (repeated)", cx, t, -1, count, root, 0};
+    verbose_case(&c);
+    const size_t es = rc_esize(t), bytes = count * es;
+    unsigned char *exp = xmalloc(bytes);
+    rc_buf_t b;
+    xbuf(&b, bytes, es);
+    const int slow = (root + 1) % cx->n;
+    for (int i = 0; i < 150; i++) {
+        rc_fill_bytes(exp, bytes, root, next_seed());
+        if (cx->rank == root)
+            memcpy(b.p, exp, bytes);
+        else
+            rc_buf_poison(&b, (unsigned char)i);
+        if ((i == 10 && cx->rank == slow) || (i % 37 == 5 && cx->rank == root))
+            usleep(i == 10 ? 20000 : 2000);
+        HcclResult r = HcclBroadcast(b.p, count, t, (uint32_t)root, cx->h, NULL);
+        if (!check_rc(&c, "HcclBroadcast", r, HCCL_SUCCESS))
+            break;
+        check_data(&c, cx->rank == root ? "buf at root" : "buf", b.p, exp, count, t);
+        phase_hash_add(cx, b.p, bytes);
+    }
+    check_guards(&c, "buf", &b);
+    rc_buf_free(&b);
+    free(exp);
+}
+
 /* In-place AllGather: sendBuf == recvBuf + rank * sendCount * esize. */
 static void t_allgather(const ctx_t *cx, HcclDataType t, uint64_t count, int inplace)
 {
@@ -903,6 +938,12 @@ static void moving_matrix(const ctx_t *cx)
                 t_broadcast(cx, ALL_TYPES[ti], cs[ci], g_quick ? pick_root(cx, k++) : pick_root(cx, ri));
     for (int root = 0; root < cx->n; root++)
         t_broadcast(cx, HCCL_DATA_TYPE_FP32, 1031, root);
+    /* 1 B; 56 B (the flag's line); 57 B; 504 and 505 B (the largest ring
+     * message, coll/shm_util.h HC_SHM_RING_MAX, and one byte more) */
+    static const uint64_t rep_counts[] = {1, 56, 57, 504, 505};
+    for (int ci = 0; ci < (int)(sizeof rep_counts / sizeof rep_counts[0]); ci++)
+        t_broadcast_repeat(cx, HCCL_DATA_TYPE_INT8, rep_counts[ci], ci % 2 ? cx->n - 1 : 0);
+    t_broadcast_repeat(cx, HCCL_DATA_TYPE_FP64, 63, cx->n / 2);
     phase_end(cx, "Broadcast");
 
     phase_begin();
