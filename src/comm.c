@@ -862,6 +862,15 @@ static int op_begin(hc_comm_t *c, const hc_op_t *op_in, hc_running_t *r, uint32_
                        a->op, ent->ws);
     if (rc != HCCL_SUCCESS)
         goto fail;
+    if (op->resume_at) { /* (the fast lane took the epoch: hc_shm_bind takes it again) */
+        if (ent->sched.fast == HC_FAST_NONE || ent->sched.fast_wait != op->resume_at) {
+            HC_ERROR(HC_SUB_COLL, "%s: the fast lane's schedule (wait at step %u) is not %s's",
+                     op->api, op->resume_at, algo->name);
+            rc = HCCL_E_INTERNAL;
+            goto fail;
+        }
+        hc_exec_resume_at(&r->e, op->resume_at);
+    }
     if (op->iov && (rc = hc_exec_set_iov(&r->e, op->iov, op->niov)) != HCCL_SUCCESS) {
         HC_ERROR(HC_SUB_COLL, "%s: algorithm %s cannot run on a scatter/gather list", op->api,
                  algo->name);
@@ -956,8 +965,14 @@ HC_HOT void hc_op_init(hc_op_t *op, const char *api, hc_coll_t coll, uint64_t co
 
 HC_HOT int hc_comm_run(hc_comm_t *c, const hc_op_t *op)
 {
-    if (hc_fastlane_run(c, op)) /* a tiny Broadcast, inline (src/fastlane.h) */
-        return HCCL_SUCCESS;
+    int rc;
+    if (hc_fastlane_run(c, op, &rc)) /* a tiny repeat, inline (src/fastlane.h) */
+        return rc;
+    return hc_comm_run_general(c, op);
+}
+
+HC_HOT int hc_comm_run_general(hc_comm_t *c, const hc_op_t *op)
+{
     hc_running_t r;
     int rc = hc_op_begin(c, op, &r);
     if (rc != HCCL_SUCCESS)

@@ -155,6 +155,9 @@ typedef struct hc_op {
      * hc_comm_select first */
     const hc_iov_t *iov;
     uint32_t niov;
+    /* > 0: the schedule's steps before this one already ran (the fast lane
+     * began the operation, src/fastlane.h); has_seq is then set too */
+    uint32_t resume_at;
 } hc_op_t;
 
 /* An operation between begin and end. */
@@ -178,8 +181,11 @@ void hc_op_end(hc_running_t *r, int rc);
  * fields zero: no sequence reserved, not in place, no list). */
 void hc_op_init(hc_op_t *op, const char *api, hc_coll_t coll, uint64_t count, HcclDataType dt,
                 size_t esize, HcclReduceOp rop, void *send, void *recv);
-/* begin + wait + end (blocking, with the deadline). */
+/* begin + wait + end (blocking, with the deadline); a tiny repeat may run
+ * inline instead (src/fastlane.h). */
 int hc_comm_run(hc_comm_t *c, const hc_op_t *op);
+/* The same, always through hc_op_begin and the executor. */
+int hc_comm_run_general(hc_comm_t *c, const hc_op_t *op);
 /* The algorithm hc_op_begin would choose for these arguments (the same
  * preparation: topology, shared staging, selection table), nothing run;
  * NULL if the communicator's topology cannot be built. Collective the

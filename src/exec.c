@@ -543,6 +543,13 @@ int hc_exec_set_iov(hc_exec_t *e, const hc_iov_t *iov, uint32_t niov)
     return HCCL_SUCCESS;
 }
 
+void hc_exec_resume_at(hc_exec_t *e, uint32_t i)
+{
+    for (uint32_t k = 0; k < i; k++)
+        e->st[k] = HC_ST_DONE;
+    e->ndone = e->nissued = e->lo = i;
+}
+
 /* Step i is done: release its dependents. */
 HC_HOT static void complete(hc_exec_t *e, uint32_t i)
 {

@@ -118,6 +118,11 @@ typedef struct hc_exec {
 /* Workspace bytes hc_exec_start needs for s (to cache with the schedule). */
 size_t hc_exec_ws_size(const hc_sched_t *s);
 
+/* Steps 0 .. i-1 of a chain (hc_sched_t.branched == 0) already ran outside
+ * the executor, with the same effects (src/fastlane.h): progress starts at
+ * step i. After hc_exec_start and the binding of staging. */
+void hc_exec_resume_at(hc_exec_t *e, uint32_t i);
+
 /* Run the schedule on a scatter/gather list instead of contiguous SEND and
  * RECV buffers (after hc_exec_start). Only schedules without messages whose
  * local steps address SEND and RECV at one offset per step qualify (the

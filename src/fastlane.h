@@ -31,7 +31,7 @@
 
 #include "comm.h"
 
-/* 1: the operation ran and succeeded; 0: not taken, nothing changed. */
-int hc_fastlane_run(hc_comm_t *c, const hc_op_t *op);
+/* 1: the operation ran, *rc its result; 0: not taken, nothing changed. */
+int hc_fastlane_run(hc_comm_t *c, const hc_op_t *op, int *rc);
 
 #endif /* HC_FASTLANE_H_ */

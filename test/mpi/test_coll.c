@@ -328,6 +328,49 @@ static void t_allreduce(const ctx_t *cx, HcclDataType t, HcclReduceOp op, uint64
     free(before);
 }
 
+/* The same small AllReduce many times in a row: from the second call on
+ * the ranks may run it inline (src/fastlane.h). Inputs differ per call
+ * (references computed first, so that nothing synchronizes the ranks
+ * between the calls); every 37 calls one rank, a different one each time,
+ * sleeps 2 ms first, so the others publish and must hand the wait to the
+ * executor. */
+static void t_allreduce_repeat(const ctx_t *cx, HcclDataType t, HcclReduceOp op, uint64_t count,
+                               int inplace)
+{
+    enum { REPS = 150 };
+    case_t c = {"AllReduce (repeated)", cx, t, (int)op, count, -1, inplace};
+    verbose_case(&c);
+    const size_t es = rc_esize(t), bytes = count * es;
+    unsigned char *in = xmalloc(REPS * bytes), *ref = xmalloc(REPS * bytes);
+    for (int i = 0; i < REPS; i++) {
+        rc_fill_reduce(in + i * bytes, count, t, op, cx->rank, cx->n, next_seed());
+        rc_reference_reduce(in + i * bytes, ref + i * bytes, count, t, op, cx->m);
+    }
+    rc_buf_t sb, rb;
+    xbuf(&sb, bytes, es);
+    xbuf(&rb, bytes, es);
+    for (int i = 0; i < REPS; i++) {
+        memcpy(inplace ? rb.p : sb.p, in + i * bytes, bytes);
+        if (!inplace)
+            rc_buf_poison(&rb, (unsigned char)i);
+        if (i % 37 == 5 && cx->rank == (i / 37) % cx->n)
+            usleep(2000);
+        HcclResult r = HcclAllReduce(inplace ? rb.p : sb.p, rb.p, count, t, op, cx->h, NULL);
+        if (!check_rc(&c, "HcclAllReduce", r, HCCL_SUCCESS))
+            break;
+        check_data(&c, "recvBuf", rb.p, ref + i * bytes, count, t);
+        phase_hash_add(cx, rb.p, bytes);
+        if (!inplace)
+            check_bytes(&c, "sendBuf changed", sb.p, in + i * bytes, bytes);
+    }
+    check_guards(&c, "sendBuf", &sb);
+    check_guards(&c, "recvBuf", &rb);
+    rc_buf_free(&sb);
+    rc_buf_free(&rb);
+    free(in);
+    free(ref);
+}
+
 /* In-place Reduce: sendBuf == recvBuf at the root only (MPI_IN_PLACE's rule;
  * recvBuf is not significant on the other ranks, so only its guards are
  * checked there). */
@@ -889,6 +932,14 @@ static void reducing_matrix(const ctx_t *cx)
                 for (int ip = 0; ip < 2; ip++)
                     t_allreduce(cx, t, op, cs[ci], ip);
         }
+    /* one element; 57 B (past the flag's line); 568 and 569 B (the largest
+     * tiny message, coll/shm_util.h HC_SHM_TINY_MAX, and one byte more) */
+    t_allreduce_repeat(cx, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, 1, 0);
+    t_allreduce_repeat(cx, HCCL_DATA_TYPE_INT8, HCCL_REDUCE_MAX, 57, 1);
+    t_allreduce_repeat(cx, HCCL_DATA_TYPE_FP16, HCCL_REDUCE_AVG, 13, 0);
+    t_allreduce_repeat(cx, HCCL_DATA_TYPE_INT32, HCCL_REDUCE_SUM, 142, 1);
+    t_allreduce_repeat(cx, HCCL_DATA_TYPE_UINT8, HCCL_REDUCE_MIN, 569, 0);
+    t_allreduce_repeat(cx, HCCL_DATA_TYPE_FP64, HCCL_REDUCE_PROD, 7, 1);
     phase_end(cx, "AllReduce");
 
     phase_begin();

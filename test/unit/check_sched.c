@@ -1928,6 +1928,47 @@ START_TEST(test_chain)
 }
 END_TEST
 
+/* The shapes the fast lane runs inline (src/fastlane.h, hc_sched_t.fast):
+ * marked exactly where the builders make them, for every rank, with the
+ * step the executor resumes at being the WAIT on every rank's tiny flag,
+ * followed only by the fold. */
+START_TEST(test_fast_shapes)
+{
+    for (uint32_t n = 2; n <= 5; n++)
+        for (uint32_t r = 0; r < n; r++)
+            for (uint64_t bytes = 1; bytes <= HC_SHM_TINY_MAX + 1; bytes += 4) {
+                hc_coll_args_t a = {.coll = HC_COLL_ALLREDUCE, .rank = r, .nranks = n,
+                                    .count = bytes, .esize = 1, .dtype = HCCL_DATA_TYPE_INT8,
+                                    .op = HCCL_REDUCE_SUM, .in_place = (int)(bytes & 1),
+                                    .shm_bytes = HC_SHM_MIN_HALF + 4096};
+                hc_sched_t s;
+                hc_sched_init(&s, 1);
+                ck_assert_int_eq(hc_allreduce_direct_build(&a, &s), HCCL_SUCCESS);
+                if (bytes <= HC_SHM_TINY_MAX) {
+                    ck_assert_int_eq(s.fast, HC_FAST_AR_TINY);
+                    ck_assert_int_eq(s.branched, 0);
+                    ck_assert_uint_eq(s.fast_wait + 2, s.nsteps);
+                    const hc_step_t *w = &s.steps[s.fast_wait];
+                    ck_assert_int_eq(w->kind, HC_STEP_WAIT);
+                    ck_assert_uint_eq(w->peer, HC_PEERS_ALL);
+                    ck_assert_uint_eq(w->a.off, HC_SHM_TINY_FLAG);
+                    ck_assert_int_eq(s.steps[s.nsteps - 1].kind, HC_STEP_REDUCE_MULTI);
+                } else {
+                    ck_assert_int_eq(s.fast, HC_FAST_NONE);
+                }
+                hc_sched_reset(&s); /* a rebuilt entry starts unmarked */
+                ck_assert_int_eq(s.fast, HC_FAST_NONE);
+                a.coll = HC_COLL_BROADCAST;
+                a.root = (r + bytes) % n;
+                a.in_place = 1;
+                ck_assert_int_eq(hc_bcast_direct_build(&a, &s), HCCL_SUCCESS);
+                ck_assert_int_eq(s.fast, bytes <= HC_SHM_RING_MAX ? HC_FAST_BCAST_RING
+                                                                  : HC_FAST_NONE);
+                hc_sched_free(&s);
+            }
+}
+END_TEST
+
 static Suite *sched_suite(void)
 {
     Suite *su = suite_create("sched");
@@ -1949,6 +1990,7 @@ static Suite *sched_suite(void)
     tcase_add_test(tc, test_deterministic);
     tcase_add_test(tc, test_canon_fold);
     tcase_add_test(tc, test_chain);
+    tcase_add_test(tc, test_fast_shapes);
     suite_add_tcase(su, tc);
     return su;
 }
