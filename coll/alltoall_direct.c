@@ -110,5 +110,6 @@ int hc_alltoall_direct_build(const hc_coll_args_t *a, hc_sched_t *s)
             prd = hc_sched_publish(s, HC_SHM_FLAG(F_RD), v, l);
     }
     free(l);
+    s->fast = (uint8_t)tiny; /* src/fastlane.h */
     return s->err;
 }

@@ -176,13 +176,6 @@ typedef struct {
     uint32_t ndeps;
 } hc_step_t;
 
-/* Shapes of schedule the fast lane knows (hc_sched_t.fast). */
-enum {
-    HC_FAST_NONE = 0,
-    HC_FAST_BCAST_RING, /* Broadcast DIRECT through its epoch's ring entry */
-    HC_FAST_AR_TINY,    /* AllReduce DIRECT of one tiny message (one-shot) */
-};
-
 typedef struct hc_sched {
     hc_step_t *steps;
     uint32_t nsteps, steps_cap;
@@ -204,12 +197,11 @@ typedef struct hc_sched {
     uint8_t nt_recv;    /* COPY and REDUCE_MULTI steps write RECV (from HC_COLD_MIN
                          * bytes) with non-temporal stores: it is larger than the
                          * caches (args->nt_recv; src/exec.c cold_split) */
-    /* HC_FAST_*: the schedule has a shape src/fastlane.c runs inline when
-     * it repeats (set by its builder); fast_wait: the index of its WAIT on
-     * the peers' flags (HC_FAST_AR_TINY), where the executor takes over
-     * when the fast lane's spin does not see them */
+    /* a tiny message through shared staging that src/fastlane.h may run
+     * inline when it repeats (set by its builder): only COPY, REDUCE,
+     * REDUCE_MULTI, PUBLISH and WAIT steps, no scratch, no exposed
+     * addresses (test/unit/check_sched.c test_fast_shapes) */
     uint8_t fast;
-    uint32_t fast_wait;
     uint64_t gen;       /* changes with every step added (process-wide unique): the
                          * executor keeps its dependency index per generation */
     size_t esize;       /* element size, for REDUCE */

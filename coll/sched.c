@@ -27,8 +27,7 @@ void hc_sched_reset(hc_sched_t *s)
     s->branched = 0;
     s->recv_end = 0;
     s->nt_recv = 0;
-    s->fast = HC_FAST_NONE;
-    s->fast_wait = 0;
+    s->fast = 0;
     s->err = HCCL_SUCCESS;
     s->algo = NULL;
 }

@@ -863,8 +863,9 @@ static int op_begin(hc_comm_t *c, const hc_op_t *op_in, hc_running_t *r, uint32_
     if (rc != HCCL_SUCCESS)
         goto fail;
     if (op->resume_at) { /* (the fast lane took the epoch: hc_shm_bind takes it again) */
-        if (ent->sched.fast == HC_FAST_NONE || ent->sched.fast_wait != op->resume_at) {
-            HC_ERROR(HC_SUB_COLL, "%s: the fast lane's schedule (wait at step %u) is not %s's",
+        if (!ent->sched.fast || op->resume_at >= ent->sched.nsteps ||
+            ent->sched.steps[op->resume_at].kind != HC_STEP_WAIT) {
+            HC_ERROR(HC_SUB_COLL, "%s: the fast lane stopped at step %u, no WAIT of %s's schedule",
                      op->api, op->resume_at, algo->name);
             rc = HCCL_E_INTERNAL;
             goto fail;

@@ -548,6 +548,16 @@ void hc_exec_resume_at(hc_exec_t *e, uint32_t i)
     for (uint32_t k = 0; k < i; k++)
         e->st[k] = HC_ST_DONE;
     e->ndone = e->nissued = e->lo = i;
+    if (!e->s->branched)
+        return; /* run_chain starts at e->lo */
+    /* the dependency index without steps 0 .. i-1: what is ready now */
+    for (uint32_t k = 0; k < i; k++)
+        for (uint32_t d = e->rdep_off[k]; d < e->rdep_off[k + 1]; d++)
+            e->npend[e->rdep[d]]--;
+    e->rhead = e->rtail = 0;
+    for (uint32_t j = i; j < e->s->nsteps; j++)
+        if (e->npend[j] == 0)
+            e->ready[e->rtail++] = j;
 }
 
 /* Step i is done: release its dependents. */
@@ -573,6 +583,29 @@ HC_HOT static void complete(hc_exec_t *e, uint32_t i)
         else
             e->ready[e->rtail++] = j;
     }
+}
+
+/* PUBLISH step i: its flag, with this epoch, after everything before it. */
+HC_HOT static int publish(hc_exec_t *e, uint32_t i, const hc_step_t *t)
+{
+    /* release: everything this step depends on is visible first */
+    uint64_t *f = (uint64_t *)ptr(e, t->dst), v = e->epoch << 32 | t->bytes;
+    if (*f > v) { /* flags only grow: publishes of one flag out of order */
+        HC_ERROR(HC_SUB_COLL, "%s step %u/%u: PUBLISH %#llx after %#llx (schedule bug)",
+                 e->s->algo ? e->s->algo : "?", i, e->s->nsteps, (unsigned long long)v,
+                 (unsigned long long)*f);
+        return HCCL_E_INTERNAL;
+    }
+#if defined(__x86_64__) || defined(__i386__)
+    /* a large memmove may have used non-temporal stores, which a
+     * release store does not order; a fence on every publish would
+     * put each store's cache miss on the critical path instead */
+    if (e->nt_stores)
+        __builtin_ia32_sfence();
+    e->nt_stores = 0;
+#endif
+    __atomic_store_n(f, v, __ATOMIC_RELEASE);
+    return HCCL_SUCCESS;
 }
 
 /* Start step i: post a transfer (or a WAIT that is not satisfied yet:
@@ -613,26 +646,11 @@ HC_HOT static int start_step(hc_exec_t *e, uint32_t i)
         else
             run_local(e, t);
         break;
-    case HC_STEP_PUBLISH: {
-        /* release: everything this step depends on is visible first */
-        uint64_t *f = (uint64_t *)ptr(e, t->dst), v = e->epoch << 32 | t->bytes;
-        if (*f > v) { /* flags only grow: publishes of one flag out of order */
-            HC_ERROR(HC_SUB_COLL, "%s step %u/%u: PUBLISH %#llx after %#llx (schedule bug)",
-                     e->s->algo ? e->s->algo : "?", i, e->s->nsteps, (unsigned long long)v,
-                     (unsigned long long)*f);
-            return HCCL_E_INTERNAL;
-        }
-#if defined(__x86_64__) || defined(__i386__)
-        /* a large memmove may have used non-temporal stores, which a
-         * release store does not order; a fence on every publish would
-         * put each store's cache miss on the critical path instead */
-        if (e->nt_stores)
-            __builtin_ia32_sfence();
-        e->nt_stores = 0;
-#endif
-        __atomic_store_n(f, v, __ATOMIC_RELEASE);
+    case HC_STEP_PUBLISH:
+        rc = publish(e, i, t);
+        if (rc != HCCL_SUCCESS)
+            return rc;
         break;
-    }
     case HC_STEP_READ:
     case HC_STEP_WRITE:
         rc = cross_copy(e, i, t);
@@ -691,6 +709,50 @@ HC_HOT static int finish(hc_exec_t *e)
     if (e->half)
         __atomic_store_n((uint64_t *)e->base[HC_BUF_SEG], e->epoch << 32, __ATOMIC_RELEASE);
     return e->status;
+}
+
+HC_HOT void hc_exec_inline_init(hc_exec_t *e, const hc_sched_t *s, void *const bufs[HC_NBUFS],
+                                uint32_t rank, HcclDataType dtype, HcclReduceOp op)
+{
+    e->s = s;
+    for (int i = 0; i < HC_NBUFS; i++)
+        e->base[i] = bufs[i];
+    e->rank = rank;
+    e->dtype = dtype;
+    e->op = op == HCCL_REDUCE_AVG ? HCCL_REDUCE_SUM : op;
+    e->status = HCCL_E_AGAIN;
+    e->nt_stores = 0;
+    e->iov = NULL;
+    e->trace = NULL;
+}
+
+/* Steps in index order (a topological order: a step depends only on
+ * steps before it); a WAIT polled at most `polls` times. */
+HC_HOT uint32_t hc_exec_inline_run(hc_exec_t *e, unsigned polls)
+{
+    const hc_sched_t *s = e->s;
+    for (uint32_t i = 0; i < s->nsteps; i++) {
+        const hc_step_t *t = &s->steps[i];
+        switch (t->kind) {
+        case HC_STEP_WAIT: {
+            hc_xfer_t x = {.peer = t->peer == HC_PEERS_ALL ? 0 : t->peer};
+            for (unsigned k = 1; !wait_done(e, t, &x); k++)
+                if (k >= polls)
+                    return i;
+            break;
+        }
+        case HC_STEP_PUBLISH:
+            e->status = publish(e, i, t);
+            if (e->status != HCCL_SUCCESS)
+                return UINT32_MAX;
+            break;
+        default: /* COPY, REDUCE, REDUCE_MULTI (hc_sched_t.fast) */
+            run_local(e, t);
+            break;
+        }
+    }
+    finish(e);
+    return s->nsteps;
 }
 
 /* A schedule that is a chain (every step depends on the one before it, no

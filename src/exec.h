@@ -118,10 +118,23 @@ typedef struct hc_exec {
 /* Workspace bytes hc_exec_start needs for s (to cache with the schedule). */
 size_t hc_exec_ws_size(const hc_sched_t *s);
 
-/* Steps 0 .. i-1 of a chain (hc_sched_t.branched == 0) already ran outside
- * the executor, with the same effects (src/fastlane.h): progress starts at
- * step i. After hc_exec_start and the binding of staging. */
+/* Steps 0 .. i-1 of the schedule already ran outside the executor, with
+ * the same effects (hc_exec_inline_run): progress starts with what depends
+ * on nothing else. After hc_exec_start and the binding of staging. */
 void hc_exec_resume_at(hc_exec_t *e, uint32_t i);
+
+/* Run a schedule marked hc_sched_t.fast (local steps, PUBLISH and WAIT on
+ * shared staging) on the caller's stack, without hc_exec_start's set-up
+ * (src/fastlane.h). inline_init fills in only what those steps read; bind
+ * staging after it (hc_exec_bind_shm). inline_run runs the steps in index
+ * order and returns s->nsteps when all ran (the completion flag stored,
+ * e->status HCCL_SUCCESS), the index of the first WAIT still unsatisfied
+ * after `polls` polls (that step and the ones after it not run: hand them
+ * to an executor with hc_exec_resume_at), or UINT32_MAX when a PUBLISH
+ * failed (e->status says why). */
+void hc_exec_inline_init(hc_exec_t *e, const hc_sched_t *s, void *const bufs[HC_NBUFS],
+                         uint32_t rank, HcclDataType dtype, HcclReduceOp op);
+uint32_t hc_exec_inline_run(hc_exec_t *e, unsigned polls);
 
 /* Run the schedule on a scatter/gather list instead of contiguous SEND and
  * RECV buffers (after hc_exec_start). Only schedules without messages whose

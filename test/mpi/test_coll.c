@@ -371,6 +371,68 @@ static void t_allreduce_repeat(const ctx_t *cx, HcclDataType t, HcclReduceOp op,
     free(ref);
 }
 
+/* AllGather ('g', in place or not), ReduceScatter ('r', SUM, in place or
+ * not) and AlltoAll ('a') of a few bytes per rank 150 times in a row, as
+ * t_allreduce_repeat: references first, a late rank every 37 calls. */
+static void t_moving_repeat(const ctx_t *cx, char which, HcclDataType t, uint64_t count,
+                            int inplace)
+{
+    enum { REPS = 150 };
+    static const char *const names[] = {"AllGather (repeated)", "ReduceScatter (repeated)",
+                                        "AlltoAll (repeated)"};
+    const int k = which == 'g' ? 0 : which == 'r' ? 1 : 2;
+    case_t c = {names[k], cx, t, which == 'r' ? (int)HCCL_REDUCE_SUM : -1, count, -1, inplace};
+    verbose_case(&c);
+    const size_t es = rc_esize(t), bytes = count * es, total = bytes * (size_t)cx->n;
+    const size_t in_b = which == 'g' ? bytes : total, out_b = which == 'r' ? bytes : total;
+    unsigned char *in = xmalloc(REPS * in_b), *exp = xmalloc(REPS * total);
+    for (int i = 0; i < REPS; i++) {
+        unsigned char *pi = in + i * in_b, *pe = exp + i * total;
+        if (which == 'r') {
+            rc_fill_reduce(pi, count * (size_t)cx->n, t, HCCL_REDUCE_SUM, cx->rank, cx->n,
+                           next_seed());
+            rc_reference_reduce(pi, pe, count * (size_t)cx->n, t, HCCL_REDUCE_SUM, cx->m);
+            memmove(pe, pe + (size_t)cx->rank * bytes, bytes); /* our block */
+        } else {
+            rc_fill_bytes(pi, in_b, cx->rank, next_seed());
+            if (which == 'g')
+                MPI_Allgather(pi, (int)bytes, MPI_BYTE, pe, (int)bytes, MPI_BYTE, cx->m);
+            else
+                MPI_Alltoall(pi, (int)bytes, MPI_BYTE, pe, (int)bytes, MPI_BYTE, cx->m);
+        }
+    }
+    rc_buf_t sb, rb;
+    xbuf(&sb, total, es);
+    xbuf(&rb, total, es);
+    for (int i = 0; i < REPS; i++) {
+        const unsigned char *pi = in + i * in_b;
+        unsigned char *send = sb.p, *out = rb.p;
+        rc_buf_poison(&rb, (unsigned char)i);
+        if (inplace && which == 'g')
+            send = rb.p + (size_t)cx->rank * bytes;
+        else if (inplace) /* ReduceScatter: our block of SEND */
+            out = sb.p + (size_t)cx->rank * bytes;
+        memcpy(send, pi, in_b);
+        if (i % 37 == 5 && cx->rank == (i / 37) % cx->n)
+            usleep(2000);
+        HcclResult r = which == 'g'   ? HcclAllGather(send, out, count, t, cx->h, NULL)
+                       : which == 'r' ? HcclReduceScatter(send, out, count, t, HCCL_REDUCE_SUM,
+                                                          cx->h, NULL)
+                                      : HcclAlltoAll(send, count, t, out, count, t, cx->h, NULL);
+        if (!check_rc(&c, names[k], r, HCCL_SUCCESS))
+            break;
+        check_data(&c, "recvBuf", out, exp + i * total, out_b / es, t);
+        if (!inplace)
+            check_bytes(&c, "sendBuf changed", send, pi, in_b);
+    }
+    check_guards(&c, "sendBuf", &sb);
+    check_guards(&c, "recvBuf", &rb);
+    rc_buf_free(&sb);
+    rc_buf_free(&rb);
+    free(in);
+    free(exp);
+}
+
 /* In-place Reduce: sendBuf == recvBuf at the root only (MPI_IN_PLACE's rule;
  * recvBuf is not significant on the other ranks, so only its guards are
  * checked there). */
@@ -973,6 +1035,11 @@ static void reducing_matrix(const ctx_t *cx)
                 for (int ip = 0; ip < 2; ip++)
                     t_reducescatter(cx, t, op, cs[ci], ip);
         }
+    /* the staged blocks (one at 2 ranks out of place, n otherwise) around
+     * the tiny slot's 568 bytes */
+    t_moving_repeat(cx, 'r', HCCL_DATA_TYPE_FP32, 1, 0);
+    t_moving_repeat(cx, 'r', HCCL_DATA_TYPE_INT8, 284, 1);
+    t_moving_repeat(cx, 'r', HCCL_DATA_TYPE_INT8, 569, 0);
     phase_end(cx, "ReduceScatter");
 }
 
@@ -1002,6 +1069,10 @@ static void moving_matrix(const ctx_t *cx)
         for (int ci = 0; ci < nc; ci++)
             for (int ip = 0; ip < 2; ip++)
                 t_allgather(cx, ALL_TYPES[ti], cs[ci], ip);
+    t_moving_repeat(cx, 'g', HCCL_DATA_TYPE_INT8, 1, 0);
+    t_moving_repeat(cx, 'g', HCCL_DATA_TYPE_FP16, 29, 1);
+    t_moving_repeat(cx, 'g', HCCL_DATA_TYPE_INT8, 568, 0);
+    t_moving_repeat(cx, 'g', HCCL_DATA_TYPE_INT8, 569, 1);
     phase_end(cx, "AllGather");
 
     phase_begin();
@@ -1017,6 +1088,9 @@ static void moving_matrix(const ctx_t *cx)
     for (int ti = 0; ti < NTYPES; ti++)
         for (int ci = 0; ci < nc; ci++)
             t_alltoall(cx, ALL_TYPES[ti], cs[ci]);
+    t_moving_repeat(cx, 'a', HCCL_DATA_TYPE_INT32, 1, 0);
+    t_moving_repeat(cx, 'a', HCCL_DATA_TYPE_INT8, 13, 0);
+    t_moving_repeat(cx, 'a', HCCL_DATA_TYPE_INT8, 568, 0);
     phase_end(cx, "AlltoAll");
 
     phase_begin();

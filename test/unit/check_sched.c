@@ -1928,44 +1928,144 @@ START_TEST(test_chain)
 }
 END_TEST
 
-/* The shapes the fast lane runs inline (src/fastlane.h, hc_sched_t.fast):
- * marked exactly where the builders make them, for every rank, with the
- * step the executor resumes at being the WAIT on every rank's tiny flag,
- * followed only by the fold. */
+/* What the fast lane may run inline (src/fastlane.h, hc_sched_t.fast):
+ * only steps hc_exec_inline_run knows, no scratch, no exposed addresses,
+ * every dependency on an earlier step (index order is a valid order). */
+static void check_fast_shape(const hc_sched_t *s)
+{
+    ck_assert_int_eq(s->err, HCCL_SUCCESS);
+    ck_assert_uint_eq(s->nmsgs, 0);
+    ck_assert_uint_eq(s->tmp_bytes, 0);
+    ck_assert_int_eq(s->exposes, 0);
+    ck_assert_uint_gt(s->seg_bytes, 0);
+    for (uint32_t i = 0; i < s->nsteps; i++) {
+        const hc_step_t *t = &s->steps[i];
+        ck_assert_msg(t->kind == HC_STEP_COPY || t->kind == HC_STEP_REDUCE ||
+                          t->kind == HC_STEP_REDUCE_MULTI || t->kind == HC_STEP_PUBLISH ||
+                          t->kind == HC_STEP_WAIT,
+                      "%s step %u: kind %d", s->algo, i, (int)t->kind);
+        for (uint32_t k = 0; k < t->ndeps; k++)
+            ck_assert_uint_lt(s->deps[t->dep_off + k], i);
+    }
+}
+
+/* The builders mark exactly the tiny shapes, for every rank. */
 START_TEST(test_fast_shapes)
 {
+    static const struct {
+        hc_coll_t coll;
+        int (*build)(const hc_coll_args_t *, hc_sched_t *);
+    } b[] = {{HC_COLL_ALLREDUCE, hc_allreduce_direct_build},
+             {HC_COLL_BROADCAST, hc_bcast_direct_build},
+             {HC_COLL_ALLGATHER, hc_allgather_direct_build},
+             {HC_COLL_REDUCESCATTER, hc_reducescatter_direct_build},
+             {HC_COLL_ALLTOALL, hc_alltoall_direct_build}};
     for (uint32_t n = 2; n <= 5; n++)
         for (uint32_t r = 0; r < n; r++)
-            for (uint64_t bytes = 1; bytes <= HC_SHM_TINY_MAX + 1; bytes += 4) {
-                hc_coll_args_t a = {.coll = HC_COLL_ALLREDUCE, .rank = r, .nranks = n,
-                                    .count = bytes, .esize = 1, .dtype = HCCL_DATA_TYPE_INT8,
-                                    .op = HCCL_REDUCE_SUM, .in_place = (int)(bytes & 1),
-                                    .shm_bytes = HC_SHM_MIN_HALF + 4096};
-                hc_sched_t s;
-                hc_sched_init(&s, 1);
-                ck_assert_int_eq(hc_allreduce_direct_build(&a, &s), HCCL_SUCCESS);
-                if (bytes <= HC_SHM_TINY_MAX) {
-                    ck_assert_int_eq(s.fast, HC_FAST_AR_TINY);
-                    ck_assert_int_eq(s.branched, 0);
-                    ck_assert_uint_eq(s.fast_wait + 2, s.nsteps);
-                    const hc_step_t *w = &s.steps[s.fast_wait];
-                    ck_assert_int_eq(w->kind, HC_STEP_WAIT);
-                    ck_assert_uint_eq(w->peer, HC_PEERS_ALL);
-                    ck_assert_uint_eq(w->a.off, HC_SHM_TINY_FLAG);
-                    ck_assert_int_eq(s.steps[s.nsteps - 1].kind, HC_STEP_REDUCE_MULTI);
-                } else {
-                    ck_assert_int_eq(s.fast, HC_FAST_NONE);
+            for (uint64_t count = 1; count <= HC_SHM_TINY_MAX + 1; count += 4)
+                for (size_t bi = 0; bi < sizeof(b) / sizeof(b[0]); bi++) {
+                    hc_coll_args_t a = {.coll = b[bi].coll, .rank = r, .nranks = n,
+                                        .root = (uint32_t)((r + count) % n), .count = count,
+                                        .esize = 1, .dtype = HCCL_DATA_TYPE_INT8,
+                                        .op = HCCL_REDUCE_SUM, .in_place = (int)(count & 1),
+                                        .shm_bytes = HC_SHM_MIN_HALF + 4096};
+                    if (b[bi].coll == HC_COLL_BROADCAST)
+                        a.in_place = 1;
+                    /* the bytes staged in one slot */
+                    uint64_t staged = count;
+                    if (b[bi].coll == HC_COLL_REDUCESCATTER)
+                        staged = (n == 2 && !a.in_place ? 1 : n) * count; /* (a pair: one block) */
+                    else if (b[bi].coll == HC_COLL_ALLTOALL)
+                        staged = (n - 1) * count;
+                    const uint64_t max = b[bi].coll == HC_COLL_BROADCAST ? HC_SHM_RING_MAX
+                                                                         : HC_SHM_TINY_MAX;
+                    hc_sched_t s;
+                    hc_sched_init(&s, 1);
+                    ck_assert_int_eq(b[bi].build(&a, &s), HCCL_SUCCESS);
+                    ck_assert_msg(s.fast == (staged <= max), "%s n=%u r=%u count=%llu: fast %d",
+                                  s.algo, n, r, (unsigned long long)count, s.fast);
+                    if (s.fast)
+                        check_fast_shape(&s);
+                    hc_sched_reset(&s); /* a rebuilt entry starts unmarked */
+                    ck_assert_int_eq(s.fast, 0);
+                    hc_sched_free(&s);
                 }
-                hc_sched_reset(&s); /* a rebuilt entry starts unmarked */
-                ck_assert_int_eq(s.fast, HC_FAST_NONE);
-                a.coll = HC_COLL_BROADCAST;
-                a.root = (r + bytes) % n;
-                a.in_place = 1;
-                ck_assert_int_eq(hc_bcast_direct_build(&a, &s), HCCL_SUCCESS);
-                ck_assert_int_eq(s.fast, bytes <= HC_SHM_RING_MAX ? HC_FAST_BCAST_RING
-                                                                  : HC_FAST_NONE);
-                hc_sched_free(&s);
-            }
+}
+END_TEST
+
+/* hc_exec_inline_run stops at a WAIT whose peer has not published; an
+ * executor resumes there (hc_exec_resume_at) and finishes the operation
+ * once the peer, running inline, has: for a chain (AllReduce) and for a
+ * schedule with branches (AllGather, out of place), two epochs each. */
+START_TEST(test_fast_resume)
+{
+    enum { COUNT = 40 };
+    const uint64_t count = COUNT;
+    for (int kind = 0; kind < 2; kind++) {
+        const hc_coll_t coll = kind ? HC_COLL_ALLGATHER : HC_COLL_ALLREDUCE;
+        hc_sched_t s[2];
+        for (uint32_t r = 0; r < 2; r++) {
+            hc_coll_args_t a = {.coll = coll, .rank = r, .nranks = 2, .count = count,
+                                .esize = 1, .dtype = HCCL_DATA_TYPE_UINT8,
+                                .op = HCCL_REDUCE_SUM, .shm_bytes = HC_SHM_MIN_HALF + 4096};
+            hc_sched_init(&s[r], 1);
+            ck_assert_int_eq((kind ? hc_allgather_direct_build : hc_allreduce_direct_build)(&a, &s[r]),
+                             HCCL_SUCCESS);
+            ck_assert_int_eq(s[r].fast, 1);
+        }
+        ck_assert_int_eq(s[0].branched, kind);
+        hc_loop_t *lp = hc_loop_create(2);
+        ck_assert_int_eq(hc_loop_shm_alloc(lp, HC_SHM_MIN_HALF + 4096), HCCL_SUCCESS);
+        for (uint64_t epoch = 1; epoch <= 2; epoch++) {
+            uint8_t in[2][COUNT], out[2][2 * COUNT];
+            for (int r = 0; r < 2; r++)
+                for (uint64_t i = 0; i < count; i++)
+                    in[r][i] = (uint8_t)(r * 100 + i + epoch);
+            memset(out, 0xEE, sizeof(out));
+            void *bufs[2][HC_NBUFS] = {{in[0], out[0], NULL}, {in[1], out[1], NULL}};
+            /* rank 0 inline: stops at the wait for rank 1 */
+            hc_exec_t in0, ex0, in1;
+            hc_exec_inline_init(&in0, &s[0], bufs[0], 0, HCCL_DATA_TYPE_UINT8, HCCL_REDUCE_SUM);
+            hc_loop_shm_bind(lp, 0, epoch, &in0);
+            const uint32_t at = hc_exec_inline_run(&in0, 4);
+            ck_assert_uint_gt(at, 0);
+            ck_assert_uint_lt(at, s[0].nsteps);
+            ck_assert_int_eq(s[0].steps[at].kind, HC_STEP_WAIT);
+            /* an executor takes over there */
+            ck_assert_int_eq(hc_exec_start(&ex0, &s[0], bufs[0], &hc_loop_ops,
+                                           hc_loop_tctx(lp, 0), 0, 1, 0, HCCL_DATA_TYPE_UINT8,
+                                           HCCL_REDUCE_SUM, NULL),
+                             HCCL_SUCCESS);
+            hc_loop_shm_bind(lp, 0, epoch, &ex0);
+            hc_exec_resume_at(&ex0, at);
+            ck_assert_int_eq(hc_exec_progress(&ex0), HCCL_E_AGAIN);
+            ck_assert_uint_eq(ex0.ndone, at);
+            /* rank 1 inline: rank 0's flag is up, it runs through */
+            hc_exec_inline_init(&in1, &s[1], bufs[1], 1, HCCL_DATA_TYPE_UINT8, HCCL_REDUCE_SUM);
+            hc_loop_shm_bind(lp, 1, epoch, &in1);
+            ck_assert_uint_eq(hc_exec_inline_run(&in1, 4), s[1].nsteps);
+            ck_assert_int_eq(in1.status, HCCL_SUCCESS);
+            ck_assert_int_eq(hc_exec_progress(&ex0), HCCL_SUCCESS);
+            ck_assert_uint_eq(ex0.ndone, s[0].nsteps);
+            for (int r = 0; r < 2; r++)
+                for (uint64_t i = 0; i < count; i++) {
+                    if (kind) {
+                        ck_assert_uint_eq(out[r][i], in[0][i]);
+                        ck_assert_uint_eq(out[r][count + i], in[1][i]);
+                    } else {
+                        ck_assert_uint_eq(out[r][i], (uint8_t)(in[0][i] + in[1][i]));
+                    }
+                }
+            if (!kind)
+                ck_assert_uint_eq(out[0][count], 0xEE); /* nothing past it */
+            hc_loop_shm_done(lp, 0, &ex0);
+            hc_loop_shm_done(lp, 1, &in1);
+            hc_exec_fini(&ex0);
+        }
+        hc_loop_destroy(lp);
+        hc_sched_free(&s[0]);
+        hc_sched_free(&s[1]);
+    }
 }
 END_TEST
 
@@ -1991,6 +2091,7 @@ static Suite *sched_suite(void)
     tcase_add_test(tc, test_canon_fold);
     tcase_add_test(tc, test_chain);
     tcase_add_test(tc, test_fast_shapes);
+    tcase_add_test(tc, test_fast_resume);
     suite_add_tcase(su, tc);
     return su;
 }
