@@ -25,8 +25,8 @@
 /* Idle polls before yielding the core: with more ranks than cores a
  * spinning waiter starves the peer it waits for. */
 #define HC_SPIN_BEFORE_YIELD 64
-/* The same for shared-staging waits (hc_comm_spin_polls below; values measured,
- * docs/PERFORMANCE.md). */
+/* The same for shared-staging waits (hc_comm_spin_polls below; values
+ * measured, docs/PERFORMANCE.md). */
 #define HC_SPIN_LOCAL 512
 #define HC_SPIN_OVERSUBSCRIBED 8
 
@@ -783,7 +783,8 @@ static int op_begin(hc_comm_t *c, const hc_op_t *op_in, hc_running_t *r, uint32_
     hc_sched_entry_t *ent = NULL;
     if (c->memo.ent && mk->count == a->count && mk->coll == a->coll && mk->dtype == a->dtype &&
         mk->op == a->op && mk->in_place == a->in_place && mk->root == a->root && mk->iov == a->iov &&
-        mk->reg == a->registered && !c->memo.ent->busy && memcmp(&c->memo.ent->key, mk, sizeof(*mk)) == 0) {
+        mk->reg == a->registered && !c->memo.ent->busy &&
+        memcmp(&c->memo.ent->key, mk, sizeof(*mk)) == 0) {
         /* the same operation as last time: the same algorithm and entry */
         algo = c->memo.algo;
         k = *mk;

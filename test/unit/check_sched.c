@@ -1954,7 +1954,7 @@ START_TEST(test_fast_shapes)
 {
     static const struct {
         hc_coll_t coll;
-        int (*build)(const hc_coll_args_t *, hc_sched_t *);
+        hc_build_fn build;
     } b[] = {{HC_COLL_ALLREDUCE, hc_allreduce_direct_build},
              {HC_COLL_BROADCAST, hc_bcast_direct_build},
              {HC_COLL_ALLGATHER, hc_allgather_direct_build},
@@ -2009,8 +2009,8 @@ START_TEST(test_fast_resume)
                                 .esize = 1, .dtype = HCCL_DATA_TYPE_UINT8,
                                 .op = HCCL_REDUCE_SUM, .shm_bytes = HC_SHM_MIN_HALF + 4096};
             hc_sched_init(&s[r], 1);
-            ck_assert_int_eq((kind ? hc_allgather_direct_build : hc_allreduce_direct_build)(&a, &s[r]),
-                             HCCL_SUCCESS);
+            const hc_build_fn build = kind ? hc_allgather_direct_build : hc_allreduce_direct_build;
+            ck_assert_int_eq(build(&a, &s[r]), HCCL_SUCCESS);
             ck_assert_int_eq(s[r].fast, 1);
         }
         ck_assert_int_eq(s[0].branched, kind);
