@@ -781,10 +781,7 @@ static int op_begin(hc_comm_t *c, const hc_op_t *op_in, hc_running_t *r, uint32_
     hc_sched_key_t k;
     int rc;
     hc_sched_entry_t *ent = NULL;
-    if (c->memo.ent && mk->count == a->count && mk->coll == a->coll && mk->dtype == a->dtype &&
-        mk->op == a->op && mk->in_place == a->in_place && mk->root == a->root && mk->iov == a->iov &&
-        mk->reg == a->registered && !c->memo.ent->busy &&
-        memcmp(&c->memo.ent->key, mk, sizeof(*mk)) == 0) {
+    if (hc_comm_memo_is(c, a, (uint8_t)a->op, (uint8_t)a->registered)) {
         /* the same operation as last time: the same algorithm and entry */
         algo = c->memo.algo;
         k = *mk;
@@ -948,6 +945,14 @@ HC_HOT void hc_op_end(hc_running_t *r, int rc)
         scale_output(&r->op, c);
     if (tr)
         hc_trace_op_end(tr, rc);
+}
+
+HC_HOT void hc_op_end_inline(hc_comm_t *c, const hc_op_t *op, int rc)
+{
+    c->ops++;
+    c->xnode_last = 0; /* (shared staging only) */
+    if (rc == HCCL_SUCCESS && op->user_op == HCCL_REDUCE_AVG)
+        scale_output(op, c);
 }
 
 HC_HOT void hc_op_init(hc_op_t *op, const char *api, hc_coll_t coll, uint64_t count,

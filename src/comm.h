@@ -11,6 +11,7 @@
 #define HC_COMM_H_
 
 #include <stdint.h>
+#include <string.h>
 #include <hccl/hccl.h>
 
 #include "../coll/coll.h"
@@ -181,6 +182,22 @@ void hc_op_end(hc_running_t *r, int rc);
  * fields zero: no sequence reserved, not in place, no list). */
 void hc_op_init(hc_op_t *op, const char *api, hc_coll_t coll, uint64_t count, HcclDataType dt,
                 size_t esize, HcclReduceOp rop, void *send, void *recv);
+/* c's memo holds this operation (a's collective, count, type, in-place,
+ * root, list; `op` and `reg` as hc_op_begin prepares them: AVG as SUM,
+ * registered buffers or not) with a schedule not in use: hc_op_begin runs
+ * that schedule again, and the fast lane may (src/fastlane.h). */
+static inline int hc_comm_memo_is(const hc_comm_t *c, const hc_coll_args_t *a, uint8_t op,
+                                  uint8_t reg)
+{
+    const hc_sched_key_t *mk = &c->memo.key;
+    return c->memo.ent && mk->count == a->count && mk->coll == a->coll &&
+           mk->dtype == a->dtype && mk->op == op && mk->in_place == a->in_place &&
+           mk->root == a->root && mk->iov == a->iov && mk->reg == reg && !c->memo.ent->busy &&
+           memcmp(&c->memo.ent->key, mk, sizeof(*mk)) == 0;
+}
+/* An operation the fast lane ran without hc_op_begin ended with rc: what
+ * hc_op_end does after the executor (the count, AVG's division). */
+void hc_op_end_inline(hc_comm_t *c, const hc_op_t *op, int rc);
 /* begin + wait + end (blocking, with the deadline); a tiny repeat may run
  * inline instead (src/fastlane.h). */
 int hc_comm_run(hc_comm_t *c, const hc_op_t *op);

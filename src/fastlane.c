@@ -4,7 +4,6 @@
 #endif
 #include "fastlane.h"
 
-#include <string.h>
 #include <hccl/hccl.h>
 
 #include "exec.h"
@@ -25,11 +24,8 @@ HC_HOT int hc_fastlane_run(hc_comm_t *c, const hc_op_t *op, int *rc)
         return 0;
     /* the same operation as the previous one: hc_op_begin's memo would run
      * this schedule again (the same decision on every rank) */
-    const hc_sched_key_t *mk = &c->memo.key;
     const uint8_t rop = (uint8_t)(a->op == HCCL_REDUCE_AVG ? HCCL_REDUCE_SUM : a->op);
-    if (ent->busy || mk->coll != a->coll || mk->count != a->count || mk->dtype != a->dtype ||
-        mk->op != rop || mk->in_place != a->in_place || mk->root != a->root || mk->iov ||
-        mk->reg != (c->wins != NULL) || memcmp(&ent->key, mk, sizeof(*mk)) != 0)
+    if (!hc_comm_memo_is(c, a, rop, c->wins != NULL))
         return 0;
     /* the previous operation ended here (always, for blocking calls): the
      * executor's gate */
@@ -54,11 +50,8 @@ HC_HOT int hc_fastlane_run(hc_comm_t *c, const hc_op_t *op, int *rc)
         return 1;
     }
     hc_shm_op_end(c, &e);
-    c->ops++;
-    c->xnode_last = 0;
     *rc = e.status;
-    if (*rc == HCCL_SUCCESS && op->user_op == HCCL_REDUCE_AVG)
-        hc_reduce_scale(op->recv, a->count, a->dtype, c->nranks);
+    hc_op_end_inline(c, op, *rc);
     if (HC_LOG_ON(HC_LOG_INFO, HC_SUB_COLL))
         hc_log_write(HC_LOG_INFO, HC_SUB_COLL, __FILE__, __LINE__,
                      "%s comm %s: count %llu %s, algorithm %s, inline (src/fastlane.h)",

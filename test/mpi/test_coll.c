@@ -328,71 +328,37 @@ static void t_allreduce(const ctx_t *cx, HcclDataType t, HcclReduceOp op, uint64
     free(before);
 }
 
-/* The same small AllReduce many times in a row: from the second call on
- * the ranks may run it inline (src/fastlane.h). Inputs differ per call
- * (references computed first, so that nothing synchronizes the ranks
- * between the calls); every 37 calls one rank, a different one each time,
- * sleeps 2 ms first, so the others publish and must hand the wait to the
- * executor. */
-static void t_allreduce_repeat(const ctx_t *cx, HcclDataType t, HcclReduceOp op, uint64_t count,
-                               int inplace)
+/* The same small AllReduce ('A'), AllGather ('g'), ReduceScatter ('r') or
+ * AlltoAll ('a') 150 times in a row, as a training loop or a benchmark
+ * makes it: from the second call on the ranks may run it inline
+ * (src/fastlane.h). Inputs differ per call (references computed first, so
+ * that nothing synchronizes the ranks between the calls); every 37 calls
+ * one rank, a different one each time, sleeps 2 ms first, so the others
+ * publish and must hand the wait to the executor. `op` for 'A' and 'r';
+ * in place for 'A', 'g' and 'r'. */
+static void t_repeat(const ctx_t *cx, char which, HcclDataType t, HcclReduceOp op,
+                     uint64_t count, int inplace)
 {
     enum { REPS = 150 };
-    case_t c = {"AllReduce (repeated)", cx, t, (int)op, count, -1, inplace};
-    verbose_case(&c);
-    const size_t es = rc_esize(t), bytes = count * es;
-    unsigned char *in = xmalloc(REPS * bytes), *ref = xmalloc(REPS * bytes);
-    for (int i = 0; i < REPS; i++) {
-        rc_fill_reduce(in + i * bytes, count, t, op, cx->rank, cx->n, next_seed());
-        rc_reference_reduce(in + i * bytes, ref + i * bytes, count, t, op, cx->m);
-    }
-    rc_buf_t sb, rb;
-    xbuf(&sb, bytes, es);
-    xbuf(&rb, bytes, es);
-    for (int i = 0; i < REPS; i++) {
-        memcpy(inplace ? rb.p : sb.p, in + i * bytes, bytes);
-        if (!inplace)
-            rc_buf_poison(&rb, (unsigned char)i);
-        if (i % 37 == 5 && cx->rank == (i / 37) % cx->n)
-            usleep(2000);
-        HcclResult r = HcclAllReduce(inplace ? rb.p : sb.p, rb.p, count, t, op, cx->h, NULL);
-        if (!check_rc(&c, "HcclAllReduce", r, HCCL_SUCCESS))
-            break;
-        check_data(&c, "recvBuf", rb.p, ref + i * bytes, count, t);
-        phase_hash_add(cx, rb.p, bytes);
-        if (!inplace)
-            check_bytes(&c, "sendBuf changed", sb.p, in + i * bytes, bytes);
-    }
-    check_guards(&c, "sendBuf", &sb);
-    check_guards(&c, "recvBuf", &rb);
-    rc_buf_free(&sb);
-    rc_buf_free(&rb);
-    free(in);
-    free(ref);
-}
-
-/* AllGather ('g', in place or not), ReduceScatter ('r', SUM, in place or
- * not) and AlltoAll ('a') of a few bytes per rank 150 times in a row, as
- * t_allreduce_repeat: references first, a late rank every 37 calls. */
-static void t_moving_repeat(const ctx_t *cx, char which, HcclDataType t, uint64_t count,
-                            int inplace)
-{
-    enum { REPS = 150 };
-    static const char *const names[] = {"AllGather (repeated)", "ReduceScatter (repeated)",
-                                        "AlltoAll (repeated)"};
-    const int k = which == 'g' ? 0 : which == 'r' ? 1 : 2;
-    case_t c = {names[k], cx, t, which == 'r' ? (int)HCCL_REDUCE_SUM : -1, count, -1, inplace};
+    const int k = which == 'A' ? 0 : which == 'g' ? 1 : which == 'r' ? 2 : 3;
+    static const char *const names[] = {"AllReduce (repeated)", "AllGather (repeated)",
+                                        "ReduceScatter (repeated)", "AlltoAll (repeated)"};
+    const int reduces = which == 'A' || which == 'r';
+    case_t c = {names[k], cx, t, reduces ? (int)op : -1, count, -1, inplace};
     verbose_case(&c);
     const size_t es = rc_esize(t), bytes = count * es, total = bytes * (size_t)cx->n;
-    const size_t in_b = which == 'g' ? bytes : total, out_b = which == 'r' ? bytes : total;
+    /* bytes in and out per rank and call; the same result on every rank */
+    const size_t in_b = which == 'A' || which == 'g' ? bytes : total;
+    const size_t out_b = which == 'A' || which == 'r' ? bytes : total;
+    const int same = which == 'A' || which == 'g';
     unsigned char *in = xmalloc(REPS * in_b), *exp = xmalloc(REPS * total);
     for (int i = 0; i < REPS; i++) {
         unsigned char *pi = in + i * in_b, *pe = exp + i * total;
-        if (which == 'r') {
-            rc_fill_reduce(pi, count * (size_t)cx->n, t, HCCL_REDUCE_SUM, cx->rank, cx->n,
-                           next_seed());
-            rc_reference_reduce(pi, pe, count * (size_t)cx->n, t, HCCL_REDUCE_SUM, cx->m);
-            memmove(pe, pe + (size_t)cx->rank * bytes, bytes); /* our block */
+        if (reduces) {
+            rc_fill_reduce(pi, in_b / es, t, op, cx->rank, cx->n, next_seed());
+            rc_reference_reduce(pi, pe, in_b / es, t, op, cx->m);
+            if (which == 'r') /* our block */
+                memmove(pe, pe + (size_t)cx->rank * bytes, bytes);
         } else {
             rc_fill_bytes(pi, in_b, cx->rank, next_seed());
             if (which == 'g')
@@ -408,20 +374,27 @@ static void t_moving_repeat(const ctx_t *cx, char which, HcclDataType t, uint64_
         const unsigned char *pi = in + i * in_b;
         unsigned char *send = sb.p, *out = rb.p;
         rc_buf_poison(&rb, (unsigned char)i);
-        if (inplace && which == 'g')
+        if (inplace && which == 'A')
+            send = rb.p;
+        else if (inplace && which == 'g')
             send = rb.p + (size_t)cx->rank * bytes;
         else if (inplace) /* ReduceScatter: our block of SEND */
             out = sb.p + (size_t)cx->rank * bytes;
         memcpy(send, pi, in_b);
         if (i % 37 == 5 && cx->rank == (i / 37) % cx->n)
             usleep(2000);
-        HcclResult r = which == 'g'   ? HcclAllGather(send, out, count, t, cx->h, NULL)
-                       : which == 'r' ? HcclReduceScatter(send, out, count, t, HCCL_REDUCE_SUM,
-                                                          cx->h, NULL)
-                                      : HcclAlltoAll(send, count, t, out, count, t, cx->h, NULL);
+        HcclResult r;
+        switch (which) {
+        case 'A': r = HcclAllReduce(send, out, count, t, op, cx->h, NULL); break;
+        case 'g': r = HcclAllGather(send, out, count, t, cx->h, NULL); break;
+        case 'r': r = HcclReduceScatter(send, out, count, t, op, cx->h, NULL); break;
+        default: r = HcclAlltoAll(send, count, t, out, count, t, cx->h, NULL); break;
+        }
         if (!check_rc(&c, names[k], r, HCCL_SUCCESS))
             break;
         check_data(&c, "recvBuf", out, exp + i * total, out_b / es, t);
+        if (same)
+            phase_hash_add(cx, out, out_b);
         if (!inplace)
             check_bytes(&c, "sendBuf changed", send, pi, in_b);
     }
@@ -996,12 +969,12 @@ static void reducing_matrix(const ctx_t *cx)
         }
     /* one element; 57 B (past the flag's line); 568 and 569 B (the largest
      * tiny message, coll/shm_util.h HC_SHM_TINY_MAX, and one byte more) */
-    t_allreduce_repeat(cx, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, 1, 0);
-    t_allreduce_repeat(cx, HCCL_DATA_TYPE_INT8, HCCL_REDUCE_MAX, 57, 1);
-    t_allreduce_repeat(cx, HCCL_DATA_TYPE_FP16, HCCL_REDUCE_AVG, 13, 0);
-    t_allreduce_repeat(cx, HCCL_DATA_TYPE_INT32, HCCL_REDUCE_SUM, 142, 1);
-    t_allreduce_repeat(cx, HCCL_DATA_TYPE_UINT8, HCCL_REDUCE_MIN, 569, 0);
-    t_allreduce_repeat(cx, HCCL_DATA_TYPE_FP64, HCCL_REDUCE_PROD, 7, 1);
+    t_repeat(cx, 'A', HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, 1, 0);
+    t_repeat(cx, 'A', HCCL_DATA_TYPE_INT8, HCCL_REDUCE_MAX, 57, 1);
+    t_repeat(cx, 'A', HCCL_DATA_TYPE_FP16, HCCL_REDUCE_AVG, 13, 0);
+    t_repeat(cx, 'A', HCCL_DATA_TYPE_INT32, HCCL_REDUCE_SUM, 142, 1);
+    t_repeat(cx, 'A', HCCL_DATA_TYPE_UINT8, HCCL_REDUCE_MIN, 569, 0);
+    t_repeat(cx, 'A', HCCL_DATA_TYPE_FP64, HCCL_REDUCE_PROD, 7, 1);
     phase_end(cx, "AllReduce");
 
     phase_begin();
@@ -1037,9 +1010,9 @@ static void reducing_matrix(const ctx_t *cx)
         }
     /* the staged blocks (one at 2 ranks out of place, n otherwise) around
      * the tiny slot's 568 bytes */
-    t_moving_repeat(cx, 'r', HCCL_DATA_TYPE_FP32, 1, 0);
-    t_moving_repeat(cx, 'r', HCCL_DATA_TYPE_INT8, 284, 1);
-    t_moving_repeat(cx, 'r', HCCL_DATA_TYPE_INT8, 569, 0);
+    t_repeat(cx, 'r', HCCL_DATA_TYPE_FP32, HCCL_REDUCE_AVG, 1, 0);
+    t_repeat(cx, 'r', HCCL_DATA_TYPE_INT8, HCCL_REDUCE_SUM, 284, 1);
+    t_repeat(cx, 'r', HCCL_DATA_TYPE_INT8, HCCL_REDUCE_SUM, 569, 0);
     phase_end(cx, "ReduceScatter");
 }
 
@@ -1069,10 +1042,10 @@ static void moving_matrix(const ctx_t *cx)
         for (int ci = 0; ci < nc; ci++)
             for (int ip = 0; ip < 2; ip++)
                 t_allgather(cx, ALL_TYPES[ti], cs[ci], ip);
-    t_moving_repeat(cx, 'g', HCCL_DATA_TYPE_INT8, 1, 0);
-    t_moving_repeat(cx, 'g', HCCL_DATA_TYPE_FP16, 29, 1);
-    t_moving_repeat(cx, 'g', HCCL_DATA_TYPE_INT8, 568, 0);
-    t_moving_repeat(cx, 'g', HCCL_DATA_TYPE_INT8, 569, 1);
+    t_repeat(cx, 'g', HCCL_DATA_TYPE_INT8, HCCL_REDUCE_SUM, 1, 0);
+    t_repeat(cx, 'g', HCCL_DATA_TYPE_FP16, HCCL_REDUCE_SUM, 29, 1);
+    t_repeat(cx, 'g', HCCL_DATA_TYPE_INT8, HCCL_REDUCE_SUM, 568, 0);
+    t_repeat(cx, 'g', HCCL_DATA_TYPE_INT8, HCCL_REDUCE_SUM, 569, 1);
     phase_end(cx, "AllGather");
 
     phase_begin();
@@ -1088,9 +1061,9 @@ static void moving_matrix(const ctx_t *cx)
     for (int ti = 0; ti < NTYPES; ti++)
         for (int ci = 0; ci < nc; ci++)
             t_alltoall(cx, ALL_TYPES[ti], cs[ci]);
-    t_moving_repeat(cx, 'a', HCCL_DATA_TYPE_INT32, 1, 0);
-    t_moving_repeat(cx, 'a', HCCL_DATA_TYPE_INT8, 13, 0);
-    t_moving_repeat(cx, 'a', HCCL_DATA_TYPE_INT8, 568, 0);
+    t_repeat(cx, 'a', HCCL_DATA_TYPE_INT32, HCCL_REDUCE_SUM, 1, 0);
+    t_repeat(cx, 'a', HCCL_DATA_TYPE_INT8, HCCL_REDUCE_SUM, 13, 0);
+    t_repeat(cx, 'a', HCCL_DATA_TYPE_INT8, HCCL_REDUCE_SUM, 568, 0);
     phase_end(cx, "AlltoAll");
 
     phase_begin();
