@@ -19,7 +19,8 @@
 #
 # Writes into the output directory: one NAME.json / NAME.txt / NAME.err per
 # run (NAME = npN-SETTING-COLL), commands.txt, one bench-npN-COLL.dat per
-# table, report.md (the tables, the exact commands, the environment) and
+# table, report.md (the tables checked against the performance issue's
+# targets, the exact commands, the environment) and
 # busbw-npN.png (busbw vs size, hcomm vs MPI; needs gnuplot, e.g. Debian's
 # gnuplot-nox; skipped with a note when missing). Needs only sh and awk.
 # With more ranks than cores, every round also runs hcomm-floor (found next
@@ -468,6 +469,105 @@ if [ -n "$runfiles" ]; then
                 printf "\n"
             }
             ' $runfiles >>"$rep" 2>/dev/null
+fi
+
+# ------------------------------------------------------------- the targets
+# The performance issue's table (docs/PERFORMANCE.md, "The targets"),
+# checked on the ratios of the tables below (the medians over the runs):
+# ratio = MPI time / hcomm time, so "time <= 0.5x" is ratio >= 2 and
+# "busbw >= 1.5x" ratio >= 1.5. One line per target: the rank count, the
+# collectives, the size range, the Open MPI setting, the ratio it needs
+# ("m" before it: the percentage of the single-core memcpy instead, from
+# hcomm-perf -R) and its words. "*" = any rank count more than the cores
+# for the 4-rank row, any size for the ranges.
+targets='2 allreduce 8 2048 default 1.0 AllReduce 8 B - 2 KiB, time <= 1.0x
+2 allreduce 8 2048 default 1.25 AllReduce 8 B - 2 KiB, stretch: time <= 0.8x
+2 allreduce 8 2048 tuned 1.0 AllReduce 8 B - 2 KiB, time <= 1.0x
+2 allreduce 8192 8388608 default 1.5 AllReduce 8 KiB - 8 MiB, busbw >= 1.5x
+2 allreduce 8192 8388608 tuned 1.0 AllReduce 8 KiB - 8 MiB, busbw >= 1.0x
+2 allreduce,allreduce-large 33554432 268435456 default 5 AllReduce 32 - 256 MiB, busbw >= 5x
+2 allreduce,allreduce-large 33554432 268435456 tuned 1.3 AllReduce 32 - 256 MiB, busbw >= 1.3x
+2 allreduce-large 33554432 268435456 tuned m40 AllReduce 32 - 256 MiB, busbw >= 40% of memcpy
+4 allreduce * * default 2 4 ranks on 2 cores AllReduce, time <= 0.5x
+4 allreduce * * tuned 1.0 4 ranks on 2 cores AllReduce, time <= 1.0x
+4 broadcast * * default 2 4 ranks on 2 cores Broadcast, time <= 0.5x
+4 broadcast * * tuned 1.0 4 ranks on 2 cores Broadcast, time <= 1.0x
+4 allgather * * default 2 4 ranks on 2 cores AllGather, time <= 0.5x
+4 allgather * * tuned 1.0 4 ranks on 2 cores AllGather, time <= 1.0x
+4 reducescatter * * default 2 4 ranks on 2 cores ReduceScatter, time <= 0.5x
+4 reducescatter * * tuned 1.0 4 ranks on 2 cores ReduceScatter, time <= 1.0x
+4 alltoall * * default 2 4 ranks on 2 cores AlltoAll, time <= 0.5x
+4 alltoall * * tuned 1.0 4 ranks on 2 cores AlltoAll, time <= 1.0x
+2 broadcast 8 67108864 default 1.0 Broadcast 8 B - 64 MiB, time <= 1.0x
+2 broadcast 8 67108864 tuned 1.0 Broadcast 8 B - 64 MiB, time <= 1.0x
+2 allgather 8 67108864 default 1.0 AllGather 8 B - 64 MiB, time <= 1.0x
+2 allgather 8 67108864 tuned 1.0 AllGather 8 B - 64 MiB, time <= 1.0x
+2 reducescatter 8 67108864 default 1.0 ReduceScatter 8 B - 64 MiB, time <= 1.0x
+2 reducescatter 8 67108864 tuned 1.0 ReduceScatter 8 B - 64 MiB, time <= 1.0x
+2 alltoall 8 67108864 default 1.0 AlltoAll 8 B - 64 MiB, time <= 1.0x
+2 alltoall 8 67108864 tuned 1.0 AlltoAll 8 B - 64 MiB, time <= 1.0x'
+# the table's files: every median (or single-run) JSON of this sweep
+tfiles=
+for np in $nps; do
+    for s in $settings; do
+        for c in $(colls_for "$np"); do
+            [ -s "$out/np$np-$s-$c.json" ] && tfiles="$tfiles $out/np$np-$s-$c.json"
+        done
+    done
+done
+if [ -n "$tfiles" ]; then
+    # shellcheck disable=SC2086 # the JSON files
+    printf '%s\n' "$targets" | awk "$awk_lib"'
+        FNR == 1 { fn++ }
+        fn == 1 { tg[++nt] = $0; next } # the targets, from stdin
+        FNR == 1 { # npN-SETTING-COLL.json
+            f = FILENAME; sub(/.*\//, "", f); sub(/\.json$/, "", f)
+            np = f; sub(/^np/, "", np); sub(/-.*/, "", np)
+            st = f; sub(/^np[0-9]+-/, "", st); co = st; sub(/-.*/, "", st); sub(/^[^-]*-/, "", co)
+        }
+        /^ *\{"size":/ && field($0, "ratio") != "" {
+            k = np SUBSEP st SUBSEP co
+            n = ++cnt[k]; SZ[k, n] = field($0, "size") + 0; R[k, n] = field($0, "ratio") + 0
+            mc = field($0, "memcpy_GBps") + 0
+            P[k, n] = mc > 0 ? 100 * field($0, "busbw") / mc : -1
+        }
+        END {
+            printf "## Against the performance issue'"'"'s targets\n\n"
+            printf "The issue'"'"'s table checked on the ratios below (the medians over the runs;\n"
+            printf "ratio = MPI time / hcomm time, so \"time <= 0.5x\" is a ratio >= 2 and\n"
+            printf "\"busbw >= 1.5x\" one >= 1.5). \"met\": the sizes that reach it; \"lowest\":\n"
+            printf "the smallest ratio (or share of the memcpy) and its size; \"misses\": every\n"
+            printf "size below the target. Rows of collectives or settings this sweep did\n"
+            printf "not run are left out.\n\n"
+            printf "| target | Open MPI | needs | met | lowest | misses |\n|---|---|---|---|---|---|\n"
+            for (t = 1; t <= nt; t++) {
+                split(tg[t], a, " ")
+                words = tg[t]; for (i = 1; i <= 6; i++) sub(/^[^ ]+ /, "", words)
+                pct = substr(a[6], 1, 1) == "m"; need = (pct ? substr(a[6], 2) : a[6]) + 0
+                nc = split(a[2], cs, ","); tot = 0; ok = 0; low = ""; lsz = 0; miss = ""; nm = 0
+                for (j = 1; j <= nc; j++) {
+                    k = a[1] SUBSEP a[5] SUBSEP cs[j]
+                    for (n = 1; n <= cnt[k]; n++) {
+                        sz = SZ[k, n]
+                        if (a[3] != "*" && (sz < a[3] + 0 || sz > a[4] + 0)) continue
+                        v = pct ? P[k, n] : R[k, n]
+                        if (pct && v < 0) continue
+                        tot++
+                        lbl = hs(sz) (nc > 1 && cs[j] != "allreduce-large" ? " (" cs[j] " run)" : "")
+                        if (low == "" || v < low) { low = v; lsz = lbl }
+                        if (v >= need) { ok++; continue }
+                        if (++nm <= 8)
+                            miss = miss (miss == "" ? "" : ", ") lbl " " (pct ? sprintf("%.0f%%", v) : sprintf("%.3f", v))
+                    }
+                }
+                if (tot == 0) continue
+                if (nm > 8) miss = miss sprintf(" and %d more", nm - 8)
+                printf "| %s | %s | %s | %d of %d | %s (%s) | %s |\n", words, a[5],
+                    pct ? sprintf(">= %g%% of memcpy", need) : sprintf("ratio >= %g", need), ok, tot,
+                    pct ? sprintf("%.0f%%", low) : sprintf("%.3f", low), lsz, miss == "" ? "none" : miss
+            }
+            printf "\n"
+        }' - $tfiles >>"$rep"
 fi
 
 for np in $nps; do

@@ -15,8 +15,8 @@
 #     exit 0, a report with its summary and per-size tables, status 0;
 #   - tools/bench.sh --report-only over two made-up runs at 60 and 300 ns
 #     core-to-core latency: the medians and the table of the runs split by
-#     latency, with the values worked out by hand, and each run's vCPU
-#     speed range;
+#     latency, with the values worked out by hand, each run's vCPU speed
+#     range, and the rows of the issue's targets those runs have data for;
 #   - hcomm-floor on 2 and 3 ranks: exit 0, a positive median between the
 #     10th and 90th percentiles for "all",
 #     "root" and MPI_Barrier, the sched_yield hand-over exactly when the
@@ -209,6 +209,14 @@ grep -q '^- vCPU speed .*: run 1: 0.55-0.60, run 2: 0.56-1.40$' "$ro/report.md" 
     fail "report-only: no per-run vCPU speed line"
 # the medians over the two runs: ratio (2.0 + 1.5) / 2 at 8 B
 grep -q '^| 8 B | 1.00 | 1.75 | 1.750 |' "$ro/report.md" || fail "report-only: 8 B median row"
+# the targets, on those medians (8 B 1.75, 16 B 1.0): both sizes reach
+# "time <= 1.0x", only 8 B the stretch (ratio >= 1.25); no other row has data
+row='| AllReduce 8 B - 2 KiB, time <= 1.0x | default | ratio >= 1 | 2 of 2 | 1.000 (16 B) | none |'
+grep -qF "$row" "$ro/report.md" || fail "report-only: no target row '$row'"
+row='| AllReduce 8 B - 2 KiB, stretch: time <= 0.8x | default | ratio >= 1.25 | 1 of 2 | 1.000 (16 B) | 16 B 1.000 |'
+grep -qF "$row" "$ro/report.md" || fail "report-only: no target row '$row'"
+n=$(sed -n '/^## Against the performance issue/,/^## /p' "$ro/report.md" | grep -c '^| [A-Z4]')
+[ "$n" = 2 ] || fail "report-only: $n target rows, expected 2 (the sizes 8 and 16 B of one run)"
 floor=$top_builddir/tools/hcomm-floor
 # floor_ok FILE NP: the three medians positive and between their 10th and
 # 90th percentiles, the hand-over iff NP > cores
