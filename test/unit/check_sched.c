@@ -1993,6 +1993,44 @@ START_TEST(test_fast_shapes)
 }
 END_TEST
 
+/* Broadcast DIRECT with more ranks than cores (args.oversub) cuts the
+ * message into halves up to a slot's room, then into whole slots; without
+ * it, into quarters of 32-256 KiB (coll/bcast_direct.c). Every rank copies
+ * once per chunk: the root into its staging, a reader out of the root's. */
+START_TEST(test_bcast_oversub_chunks)
+{
+    const uint64_t half = 2u << 20, room = (half - HC_SHM_DATA) / 2 & ~(uint64_t)(HC_SHM_LINE - 1);
+    const uint64_t re = room / 4; /* floats per slot */
+    static const uint64_t counts[] = {16385, 262144, (2u << 20) + 1};
+    for (int over = 0; over < 2; over++)
+        for (size_t ci = 0; ci < sizeof(counts) / sizeof(counts[0]); ci++)
+            for (uint32_t r = 0; r < 4; r++) {
+                const uint64_t count = counts[ci];
+                hc_coll_args_t a = {.coll = HC_COLL_BROADCAST, .rank = r, .nranks = 4,
+                                    .root = 1, .count = count, .esize = 4,
+                                    .dtype = HCCL_DATA_TYPE_FP32, .in_place = 1,
+                                    .shm_bytes = half, .chunk_bytes = 1u << 20,
+                                    .oversub = over};
+                uint64_t ce; /* the chunk in floats */
+                if (over)
+                    ce = (count + 1) / 2 < 8192 ? 8192 : (count + 1) / 2 < re ? (count + 1) / 2 : re;
+                else
+                    ce = count / 4 < 8192 ? 8192 : count / 4 > 65536 ? 65536 : count / 4;
+                const uint64_t nch = (count + ce - 1) / ce;
+                hc_sched_t s;
+                hc_sched_init(&s, 1);
+                ck_assert_int_eq(hc_bcast_direct_build(&a, &s), HCCL_SUCCESS);
+                uint64_t copies = 0;
+                for (uint32_t i = 0; i < s.nsteps; i++)
+                    copies += s.steps[i].kind == HC_STEP_COPY;
+                ck_assert_msg(copies == nch, "oversub %d count %llu rank %u: %llu copies, want %llu",
+                              over, (unsigned long long)count, r, (unsigned long long)copies,
+                              (unsigned long long)nch);
+                hc_sched_free(&s);
+            }
+}
+END_TEST
+
 /* hc_exec_inline_run stops at a WAIT whose peer has not published; an
  * executor resumes there (hc_exec_resume_at) and finishes the operation
  * once the peer, running inline, has: for a chain (AllReduce) and for a
@@ -2092,6 +2130,7 @@ static Suite *sched_suite(void)
     tcase_add_test(tc, test_chain);
     tcase_add_test(tc, test_fast_shapes);
     tcase_add_test(tc, test_fast_resume);
+    tcase_add_test(tc, test_bcast_oversub_chunks);
     suite_add_tcase(su, tc);
     return su;
 }
