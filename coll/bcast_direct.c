@@ -103,6 +103,9 @@ int hc_bcast_direct_build(const hc_coll_args_t *a, hc_sched_t *s)
         }
         return s->err;
     }
+    /* the root never waits for a slot: keep the CPU while it writes
+     * (more ranks than cores; coll.h) */
+    s->spin_on_producer = nch <= SLOTS;
     for (uint64_t k = 0; k < nch; k++) {
         const uint64_t so = HC_SHM_DATA + (k % SLOTS) * slot;
         const uint64_t off = k * ce * es, len = (k + 1 < nch ? ce : count - k * ce) * es;

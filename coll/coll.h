@@ -148,6 +148,11 @@ static inline hc_loc_t hc_loc_peer(uint32_t peer, uint64_t off)
  * valid until the owner returns, so a schedule with READ steps ends with
  * a WAIT for every reader's "done reading" flag. */
 #define HC_SEG_ADDR 8u
+/* With more ranks on the host than CPUs, an executor announces where it
+ * runs at HC_SEG_PRESENCE of its half when it starts (src/exec.h,
+ * hc_exec_awaits_running): epoch << 32 | (CPU + 1) << 1 | waiting, where
+ * waiting is set while its wait loop yields the CPU. */
+#define HC_SEG_PRESENCE 24u
 /* Run-ahead for small operations. A location marked ring (hc_sched_ring)
  * at offset o addresses o + ((epoch / 2) % HC_SEG_RING_SLOTS) *
  * HC_SEG_RING_BYTES of the half: a builder that keeps a region of
@@ -202,6 +207,12 @@ typedef struct hc_sched {
      * REDUCE_MULTI, PUBLISH and WAIT steps, no scratch, no exposed
      * addresses (test/unit/check_sched.c test_fast_shapes) */
     uint8_t fast;
+    /* every WAIT of this rank is on one producer that itself never waits
+     * during the operation (set by its builder; a Broadcast reader whose
+     * root fills at most two slots): with more ranks than cores the waiter
+     * keeps its CPU while the producer runs on another one
+     * (src/exec.h, hc_exec_awaits_running) */
+    uint8_t spin_on_producer;
     uint64_t gen;       /* changes with every step added (process-wide unique): the
                          * executor keeps its dependency index per generation */
     size_t esize;       /* element size, for REDUCE */

@@ -28,6 +28,7 @@ void hc_sched_reset(hc_sched_t *s)
     s->recv_end = 0;
     s->nt_recv = 0;
     s->fast = 0;
+    s->spin_on_producer = 0;
     s->err = HCCL_SUCCESS;
     s->algo = NULL;
 }

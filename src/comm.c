@@ -29,6 +29,10 @@
  * measured, docs/PERFORMANCE.md). */
 #define HC_SPIN_LOCAL 512
 #define HC_SPIN_OVERSUBSCRIBED 8
+/* With more ranks than cores, idle polls in a row while every rank waited
+ * on runs on another CPU (hc_exec_awaits_running) before yielding anyway:
+ * a bound, should that rank stall (a poll here is ~0.1-0.3 us). */
+#define HC_SPIN_RUNNING_MAX 4096u
 
 static double now_s(void)
 {
@@ -566,7 +570,7 @@ static int failed_peer(hc_comm_t *c, hc_exec_t *const *ex, uint32_t n, const cha
 
 /* More ranks on a host than CPUs online there (the same answer on every
  * rank of the host: it depends on neither the rank nor its binding). */
-static int oversubscribed(const hc_comm_t *c)
+int hc_comm_oversubscribed(const hc_comm_t *c)
 {
     static long cores; /* the progress thread may ask too */
     long k = __atomic_load_n(&cores, __ATOMIC_RELAXED);
@@ -584,7 +588,7 @@ static int oversubscribed(const hc_comm_t *c)
  * host than cores a spinning waiter only delays the rank it waits for. */
 HC_HOT unsigned hc_comm_spin_polls(const hc_comm_t *c, int local)
 {
-    if (oversubscribed(c))
+    if (hc_comm_oversubscribed(c))
         return HC_SPIN_OVERSUBSCRIBED;
     return local ? HC_SPIN_LOCAL : HC_SPIN_BEFORE_YIELD;
 }
@@ -604,6 +608,8 @@ HC_HOT int hc_comm_wait(hc_comm_t *c, hc_exec_t *const *ex, uint32_t n, const ch
     for (uint32_t i = 0; i < n; i++)
         local &= ex[i]->s->nmsgs == 0;
     unsigned spin = 0; /* set at the first idle pass: most small operations have none */
+    unsigned run_spin = 0; /* idle polls in a row on a rank running elsewhere */
+    int yielding = 0;      /* said so (hc_exec_set_yielding) */
     for (;;) {
         uint32_t pending = 0, moved = 0;
         if (!local)
@@ -635,6 +641,11 @@ HC_HOT int hc_comm_wait(hc_comm_t *c, hc_exec_t *const *ex, uint32_t n, const ch
             pthread_mutex_unlock(&ctx->lock);
         if (events) {
             idle = 0;
+            run_spin = 0;
+            if (yielding) {
+                hc_exec_set_yielding(ex[0], 0);
+                yielding = 0;
+            }
             continue;
         }
         if (c->aborted) {
@@ -656,7 +667,19 @@ HC_HOT int hc_comm_wait(hc_comm_t *c, hc_exec_t *const *ex, uint32_t n, const ch
             if (rc != HCCL_SUCCESS)
                 continue; /* the next pass cancels */
         }
-        sched_yield();
+        /* more ranks than cores: the rank we wait on is running on another
+         * CPU, so keep ours rather than hand it to a rank that can only
+         * wait too (two process hand-overs, ~10 us here) */
+        if (n == 1 && run_spin < HC_SPIN_RUNNING_MAX && hc_exec_awaits_running(ex[0]))
+            run_spin++;
+        else {
+            if (n == 1 && !yielding) {
+                hc_exec_set_yielding(ex[0], 1);
+                yielding = 1;
+            }
+            run_spin = 0;
+            sched_yield();
+        }
         if (timeout > 0 && (idle & 63) == 0) {
             double t = now_s();
             if (start == 0)
@@ -743,7 +766,7 @@ static int prepare_args(hc_comm_t *c, hc_coll_args_t *a)
         hc_shm_comm_setup(c);
     a->shm_bytes = c->shm ? c->shm->half_bytes : 0;
     a->cma = c->shm ? c->shm->cma : 0;
-    a->oversub = oversubscribed(c);
+    a->oversub = hc_comm_oversubscribed(c);
     a->registered = c->wins != NULL;
     return HCCL_SUCCESS;
 }

@@ -222,6 +222,9 @@ int hc_comm_wait(hc_comm_t *c, hc_exec_t *const *ex, uint32_t n, const char *wha
  * with more ranks on the host than cores); local: shared-staging polls
  * only, no transport progress. */
 unsigned hc_comm_spin_polls(const hc_comm_t *c, int local);
+/* More ranks on the communicator's hosts than CPUs online (every rank of
+ * a host gives the same answer). */
+int hc_comm_oversubscribed(const hc_comm_t *c);
 
 /* Next collective sequence number (never HC_TAG_P2P_SEQ or HC_TAG_CTRL_SEQ). */
 uint32_t hc_comm_next_seq(hc_comm_t *c);

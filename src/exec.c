@@ -3,6 +3,7 @@
 #include "exec.h"
 
 #include <errno.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -162,6 +163,50 @@ HC_HOT void hc_exec_bind_shm(hc_exec_t *e, const hc_shm_bind_t *b)
     e->wins = b->wins;
     e->ring_off = ((b->epoch >> 1) % HC_SEG_RING_SLOTS) * HC_SEG_RING_BYTES;
     e->base[HC_BUF_SEG] = b->half[e->rank];
+    e->presence = b->presence;
+}
+
+static inline uint64_t *presence_word(const hc_exec_t *e, uint32_t q)
+{
+    return (uint64_t *)(e->half[q] + HC_SEG_PRESENCE);
+}
+
+/* The start of an operation with presence: say which CPU runs it. */
+static void announce(hc_exec_t *e)
+{
+    const int cpu = sched_getcpu();
+    e->cpu = cpu >= 0 ? cpu + 1 : -1;
+    if (e->cpu > 0)
+        __atomic_store_n(presence_word(e, e->rank), e->epoch << 32 | (uint64_t)e->cpu << 1,
+                         __ATOMIC_RELAXED);
+}
+
+void hc_exec_set_yielding(hc_exec_t *e, int yielding)
+{
+    if (e->presence && e->cpu > 0 && e->half)
+        __atomic_store_n(presence_word(e, e->rank),
+                         e->epoch << 32 | (uint64_t)e->cpu << 1 | (yielding != 0),
+                         __ATOMIC_RELAXED);
+}
+
+int hc_exec_awaits_running(const hc_exec_t *e)
+{
+    if (!e->s->spin_on_producer || !e->presence || e->cpu <= 0 || e->half == NULL ||
+        e->nposted == 0 || e->status != HCCL_E_AGAIN)
+        return 0;
+    const int cpu = sched_getcpu();
+    if (cpu < 0)
+        return 0;
+    for (uint32_t k = 0; k < e->nposted; k++) {
+        const hc_step_t *t = &e->s->steps[e->posted[k]];
+        if (t->kind != HC_STEP_WAIT || t->peer == HC_PEERS_ALL || t->peer == e->rank)
+            return 0;
+        const uint64_t p = __atomic_load_n(presence_word(e, t->peer), __ATOMIC_RELAXED);
+        const uint64_t pcpu = (p >> 1) & 0x7fffffffu;
+        if (p >> 32 != e->epoch || (p & 1) || pcpu == 0 || pcpu == (uint64_t)cpu + 1)
+            return 0;
+    }
+    return 1;
 }
 
 /* The value a WAIT step waits for (flags: epoch << 32 | value; coll.h). */
@@ -808,6 +853,8 @@ HC_HOT int hc_exec_progress(hc_exec_t *e)
     /* a previous operation of the communicator still uses the staging */
     if (e->gate && e->nissued == 0 && __atomic_load_n(e->gate, __ATOMIC_ACQUIRE) + 1 < e->epoch)
         return e->status;
+    if (e->presence && e->cpu == 0 && e->half)
+        announce(e);
     if (s->exposes && e->nissued == 0 && e->half) { /* before any PUBLISH (coll.h) */
         uint64_t *ad = (uint64_t *)(e->base[HC_BUF_SEG] + HC_SEG_ADDR);
         ad[0] = (uintptr_t)e->base[HC_BUF_SEND];

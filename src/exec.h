@@ -58,6 +58,9 @@ typedef struct hc_shm_bind {
     /* NULL, or the communicator's registered buffers (src/window.h), for
      * HC_STEP_XREDUCE */
     const struct hc_win *wins;
+    /* more ranks on the host than CPUs: announce this rank's CPU
+     * (HC_SEG_PRESENCE, hc_exec_awaits_running) */
+    int presence;
 } hc_shm_bind_t;
 
 /* A scatter/gather list: the operation's SEND and RECV buffers as
@@ -110,6 +113,8 @@ typedef struct hc_exec {
     uint64_t *seen_done;
     uint64_t ring_off; /* ring locations: this epoch's line (coll.h) */
     int nt_stores;     /* a large copy ran since the last PUBLISH (exec.c) */
+    int presence;      /* (hc_shm_bind_t) */
+    int cpu;           /* presence: CPU + 1 announced at the start; 0 not yet, -1 unknown */
     /* SEND/RECV given as a scatter/gather list (hc_exec_set_iov) */
     const hc_iov_t *iov;
     uint32_t niov;
@@ -151,6 +156,16 @@ int hc_exec_start(hc_exec_t *e, const hc_sched_t *s, void *const bufs[HC_NBUFS],
 /* Give a started executor its shared staging (before the first progress);
  * a schedule with seg_bytes > 0 fails without one. */
 void hc_exec_bind_shm(hc_exec_t *e, const hc_shm_bind_t *b);
+/* With presence (more ranks on the host than CPUs) and a schedule whose
+ * waits are all on a producer that never waits itself
+ * (sched->spin_on_producer): 1 if every step the executor waits on is a
+ * shared-staging WAIT on one rank that runs this operation on another CPU
+ * and is not yielding its own. That rank is about to publish; yielding our
+ * CPU would hand it to a rank on ours that then waits too, and the time
+ * of two process hand-overs (~10 us here) would be the reader's. */
+int hc_exec_awaits_running(const hc_exec_t *e);
+/* Say (presence) whether this rank's wait loop yields its CPU. */
+void hc_exec_set_yielding(hc_exec_t *e, int yielding);
 /* Advance without blocking: HCCL_E_AGAIN (running), HCCL_SUCCESS (done) or
  * the error that stopped it. Does not call tp->progress itself. */
 int hc_exec_progress(hc_exec_t *e);

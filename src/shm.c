@@ -479,7 +479,8 @@ HC_HOT void hc_shm_bind(hc_comm_t *c, hc_exec_t *e)
     __atomic_store_n(&sh->epoch, ep, __ATOMIC_RELAXED);
     hc_shm_bind_t b = {.half = sh->half[ep & 1], .nranks = sh->nranks, .epoch = ep,
                        .epoch0 = sh->base, .gate = &sh->done, .prev_all = &sh->prev_all,
-                       .seen_done = &sh->seen_done, .pid = sh->pid, .wins = c->wins};
+                       .seen_done = &sh->seen_done, .pid = sh->pid, .wins = c->wins,
+                       .presence = hc_comm_oversubscribed(c)};
     hc_exec_bind_shm(e, &b);
 }
 

@@ -21,6 +21,9 @@
  * HC_TEST_FULL=1 in the environment adds more roots, counts and ring
  * orders (slower).
  */
+#define _GNU_SOURCE /* sched_getcpu, sched_setaffinity */
+#include <sched.h>
+
 #include <check.h>
 #include <ctype.h>
 #include <malloc.h>
@@ -2031,6 +2034,103 @@ START_TEST(test_bcast_oversub_chunks)
 }
 END_TEST
 
+/* Presence (more ranks than cores): a Broadcast reader whose root fills
+ * at most two slots keeps its CPU while the root runs this operation on
+ * another CPU and does not yield (hc_exec_awaits_running), and not when
+ * the root yields, runs on the reader's CPU, is in another operation or
+ * has said nothing; a reader of more chunks, and any rank without
+ * presence, always yields. The executor announces its CPU when it starts
+ * and says when it yields (hc_exec_set_yielding). */
+START_TEST(test_presence)
+{
+    cpu_set_t old, one;
+    ck_assert_int_eq(sched_getaffinity(0, sizeof(old), &old), 0);
+    const int cpu = sched_getcpu();
+    ck_assert_int_ge(cpu, 0);
+    CPU_ZERO(&one);
+    CPU_SET(cpu, &one);
+    ck_assert_int_eq(sched_setaffinity(0, sizeof(one), &one), 0); /* cpu stays ours */
+    const uint64_t half = HC_SHM_MIN_HALF + (512u << 10);
+    for (int many = 0; many < 2; many++) {
+        const uint64_t count = many ? 256u << 10 : 64u << 10; /* 4 or 2 chunks */
+        hc_sched_t s[2];
+        for (uint32_t r = 0; r < 2; r++) {
+            hc_coll_args_t a = {.coll = HC_COLL_BROADCAST, .rank = r, .nranks = 2, .root = 0,
+                                .count = count, .esize = 1, .dtype = HCCL_DATA_TYPE_UINT8,
+                                .in_place = 1, .shm_bytes = half};
+            hc_sched_init(&s[r], 1);
+            ck_assert_int_eq(hc_bcast_direct_build(&a, &s[r]), HCCL_SUCCESS);
+        }
+        ck_assert_int_eq(s[0].spin_on_producer, 0); /* the root */
+        ck_assert_int_eq(s[1].spin_on_producer, !many);
+        uint8_t *buf[2] = {malloc(count), malloc(count)};
+        ck_assert(buf[0] && buf[1]);
+        for (uint64_t i = 0; i < count; i++)
+            buf[0][i] = (uint8_t)(i * 7 + 1);
+        memset(buf[1], 0, count);
+        hc_loop_t *lp = hc_loop_create(2);
+        ck_assert_int_eq(hc_loop_shm_alloc(lp, half), HCCL_SUCCESS);
+        hc_exec_t ex[2];
+        for (uint32_t r = 0; r < 2; r++) {
+            void *bufs[HC_NBUFS] = {buf[r], buf[r], NULL};
+            ck_assert_int_eq(hc_exec_start(&ex[r], &s[r], bufs, &hc_loop_ops,
+                                           hc_loop_tctx(lp, r), r, 1, 0, HCCL_DATA_TYPE_UINT8,
+                                           HCCL_REDUCE_SUM, NULL),
+                             HCCL_SUCCESS);
+            hc_loop_shm_bind(lp, r, 1, &ex[r]);
+        }
+        hc_exec_t *rd = &ex[1];
+        uint64_t *root_word = (uint64_t *)(rd->half[0] + HC_SEG_PRESENCE);
+        const uint64_t *own = (const uint64_t *)(rd->half[1] + HC_SEG_PRESENCE);
+        /* without presence nothing is announced and the reader yields */
+        ck_assert_int_eq(hc_exec_progress(rd), HCCL_E_AGAIN);
+        ck_assert_uint_eq(*own, 0);
+        *root_word = 1ull << 32 | (uint64_t)(cpu + 2) << 1;
+        ck_assert_int_eq(hc_exec_awaits_running(rd), 0);
+        /* with it: the start announced the reader's CPU */
+        rd->presence = 1;
+        rd->cpu = 0;
+        *root_word = 0;
+        ck_assert_int_eq(hc_exec_progress(rd), HCCL_E_AGAIN);
+        ck_assert_int_eq(rd->cpu, cpu + 1);
+        ck_assert_uint_eq(*own, 1ull << 32 | (uint64_t)(cpu + 1) << 1);
+        hc_exec_set_yielding(rd, 1);
+        ck_assert_uint_eq(*own, 1ull << 32 | (uint64_t)(cpu + 1) << 1 | 1);
+        hc_exec_set_yielding(rd, 0);
+        ck_assert_uint_eq(*own, 1ull << 32 | (uint64_t)(cpu + 1) << 1);
+        /* the root: silent, running elsewhere, yielding, on our CPU, in
+         * the operation before */
+        ck_assert_int_eq(hc_exec_awaits_running(rd), 0);
+        *root_word = 1ull << 32 | (uint64_t)(cpu + 2) << 1;
+        ck_assert_int_eq(hc_exec_awaits_running(rd), !many);
+        *root_word |= 1;
+        ck_assert_int_eq(hc_exec_awaits_running(rd), 0);
+        *root_word = 1ull << 32 | (uint64_t)(cpu + 1) << 1;
+        ck_assert_int_eq(hc_exec_awaits_running(rd), 0);
+        *root_word = 0ull << 32 | (uint64_t)(cpu + 2) << 1;
+        ck_assert_int_eq(hc_exec_awaits_running(rd), 0);
+        /* the operation itself is untouched: the root runs, the reader ends */
+        for (int k = 0; k < 64 && (ex[0].status == HCCL_E_AGAIN || rd->status == HCCL_E_AGAIN);
+             k++) {
+            hc_exec_progress(&ex[0]);
+            hc_exec_progress(rd);
+        }
+        ck_assert_int_eq(ex[0].status, HCCL_SUCCESS);
+        ck_assert_int_eq(rd->status, HCCL_SUCCESS);
+        ck_assert_int_eq(hc_exec_awaits_running(rd), 0); /* done: nothing to wait on */
+        ck_assert_int_eq(memcmp(buf[0], buf[1], count), 0);
+        for (uint32_t r = 0; r < 2; r++) {
+            hc_loop_shm_done(lp, r, &ex[r]);
+            hc_exec_fini(&ex[r]);
+            hc_sched_free(&s[r]);
+            free(buf[r]);
+        }
+        hc_loop_destroy(lp);
+    }
+    ck_assert_int_eq(sched_setaffinity(0, sizeof(old), &old), 0);
+}
+END_TEST
+
 /* hc_exec_inline_run stops at a WAIT whose peer has not published; an
  * executor resumes there (hc_exec_resume_at) and finishes the operation
  * once the peer, running inline, has: for a chain (AllReduce) and for a
@@ -2131,6 +2231,7 @@ static Suite *sched_suite(void)
     tcase_add_test(tc, test_fast_shapes);
     tcase_add_test(tc, test_fast_resume);
     tcase_add_test(tc, test_bcast_oversub_chunks);
+    tcase_add_test(tc, test_presence);
     suite_add_tcase(su, tc);
     return su;
 }
