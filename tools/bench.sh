@@ -531,6 +531,12 @@ if [ -n "$tfiles" ]; then
             mc = field($0, "memcpy_GBps") + 0
             P[k, n] = mc > 0 ? 100 * field($0, "busbw") / mc : -1
         }
+        /^ *\{"size":/ { # results checked (hcomm-perf -c): wrong ones, hcomm or MPI
+            if (!(st in wn)) wst[++nw] = st
+            wn[st]++
+            if (field($0, "wrong") + 0 > 0 || field($0, "mpi_wrong") + 0 > 0)
+                wb[st] = wb[st] (wb[st] == "" ? "" : ", ") np " ranks " co " " hs(field($0, "size") + 0)
+        }
         END {
             printf "## Against the performance issue'"'"'s targets\n\n"
             printf "The issue'"'"'s table checked on the ratios below (the medians over the runs;\n"
@@ -538,7 +544,8 @@ if [ -n "$tfiles" ]; then
             printf "\"busbw >= 1.5x\" one >= 1.5). \"met\": the sizes that reach it; \"lowest\":\n"
             printf "the smallest ratio (or share of the memcpy) and its size; \"misses\": every\n"
             printf "size below the target. Rows of collectives or settings this sweep did\n"
-            printf "not run are left out.\n\n"
+            printf "not run are left out. The last rows count the sizes whose results\n"
+            printf "(hcomm'"'"'s and MPI'"'"'s, checked in every run) were all right.\n\n"
             printf "| target | Open MPI | needs | met | lowest | misses |\n|---|---|---|---|---|---|\n"
             for (t = 1; t <= nt; t++) {
                 split(tg[t], a, " ")
@@ -565,6 +572,12 @@ if [ -n "$tfiles" ]; then
                 printf "| %s | %s | %s | %d of %d | %s (%s) | %s |\n", words, a[5],
                     pct ? sprintf(">= %g%% of memcpy", need) : sprintf("ratio >= %g", need), ok, tot,
                     pct ? sprintf("%.0f%%", low) : sprintf("%.3f", low), lsz, miss == "" ? "none" : miss
+            }
+            # every size of every run checked, in the same runs ("#wrong" = 0)
+            for (i = 1; i <= nw; i++) {
+                st = wst[i]; nb = split(wb[st], junk, ", ")
+                printf "| #wrong = 0 in every table | %s | no wrong result | %d of %d | - | %s |\n",
+                    st, wn[st] - nb, wn[st], wb[st] == "" ? "none" : wb[st]
             }
             printf "\n"
         }' - $tfiles >>"$rep"

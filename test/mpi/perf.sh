@@ -169,8 +169,9 @@ else
 fi
 
 echo "=== tools/bench.sh --report-only, runs at two latencies"
-# fake_run FILE LATENCY RATIO8 RATIO16 STEP0 STEP1: an hcomm-perf JSON of two
-# sizes, with the step times of two local ranks
+# fake_run FILE LATENCY RATIO8 RATIO16 STEP0 STEP1 [WRONG16]: an hcomm-perf
+# JSON of two sizes, with the step times of two local ranks and WRONG16
+# wrong results at 16 B (default 0)
 fake_run() {
     cat >"$1" <<EOF
 {
@@ -183,7 +184,7 @@ fake_run() {
   "collective": "allreduce",
   "results": [
     {"size": 8, "count": 2, "iters": 10, "warmup": 1, "time_us": 1.000, "algbw": 0.0080, "busbw": 0.0080, "wrong": 0, "mpi_time_us": $3, "mpi_busbw": 0.0040, "ratio": $3, "mpi_wrong": 0},
-    {"size": 16, "count": 4, "iters": 10, "warmup": 1, "time_us": 1.000, "algbw": 0.0160, "busbw": 0.0160, "wrong": 0, "mpi_time_us": $4, "mpi_busbw": 0.0320, "ratio": $4, "mpi_wrong": 0}
+    {"size": 16, "count": 4, "iters": 10, "warmup": 1, "time_us": 1.000, "algbw": 0.0160, "busbw": 0.0160, "wrong": ${7:-0}, "mpi_time_us": $4, "mpi_busbw": 0.0320, "ratio": $4, "mpi_wrong": 0}
   ],
   "avg_busbw": 0.0120
 }
@@ -192,7 +193,7 @@ EOF
 ro=$tmp/ro
 mkdir -p "$ro"
 fake_run "$ro/np2-default-allreduce.r1.json" 60.0 2.0 0.5 0.600 0.550
-fake_run "$ro/np2-default-allreduce.r2.json" 300.0 1.5 1.5 0.560 1.400
+fake_run "$ro/np2-default-allreduce.r2.json" 300.0 1.5 1.5 0.560 1.400 1
 printf 'np2-default-allreduce.r1 0\nnp2-default-allreduce.r2 0\n' >"$ro/status.txt"
 echo "mpirun -np 2 hcomm-perf (made up)" >"$ro/commands.txt"
 sh "$top_srcdir/tools/bench.sh" --report-only --runs 2 --np 2 --colls allreduce \
@@ -217,6 +218,9 @@ row='| AllReduce 8 B - 2 KiB, stretch: time <= 0.8x | default | ratio >= 1.25 | 
 grep -qF "$row" "$ro/report.md" || fail "report-only: no target row '$row'"
 n=$(sed -n '/^## Against the performance issue/,/^## /p' "$ro/report.md" | grep -c '^| [A-Z4]')
 [ "$n" = 2 ] || fail "report-only: $n target rows, expected 2 (the sizes 8 and 16 B of one run)"
+# and the results checked: run 2 had one wrong at 16 B
+row='| #wrong = 0 in every table | default | no wrong result | 1 of 2 | - | 2 ranks allreduce 16 B |'
+grep -qF "$row" "$ro/report.md" || fail "report-only: no #wrong row '$row'"
 floor=$top_builddir/tools/hcomm-floor
 # floor_ok FILE NP: the three medians positive and between their 10th and
 # 90th percentiles, the hand-over iff NP > cores
