@@ -1837,6 +1837,17 @@ START_TEST(test_bad_ring)
 }
 END_TEST
 
+/* Start rank r's executor of s (uint8 SUM) on the loopback transport
+ * with its staging bound for epoch. */
+static void loop_exec_start(hc_loop_t *lp, const hc_sched_t *s, void *const bufs[HC_NBUFS],
+                            uint32_t r, uint64_t epoch, hc_exec_t *ex)
+{
+    ck_assert_int_eq(hc_exec_start(ex, s, bufs, &hc_loop_ops, hc_loop_tctx(lp, r), r, 1, 0,
+                                   HCCL_DATA_TYPE_UINT8, HCCL_REDUCE_SUM, NULL),
+                     HCCL_SUCCESS);
+    hc_loop_shm_bind(lp, r, epoch, ex);
+}
+
 /* Chains (coll.h, hc_sched_t.branched): a schedule whose every step
  * depends on the one before it, with no messages, runs in step order
  * without the dependency index (src/exec.c, run_chain). A WAIT that is not
@@ -1890,11 +1901,7 @@ START_TEST(test_chain)
         hc_exec_t ex[2];
         for (uint32_t r = 0; r < 2; r++) {
             void *bufs[HC_NBUFS] = {in[r], out[r], NULL};
-            ck_assert_int_eq(hc_exec_start(&ex[r], &s[r], bufs, &hc_loop_ops,
-                                           hc_loop_tctx(lp, r), r, 1, 0, HCCL_DATA_TYPE_UINT8,
-                                           HCCL_REDUCE_SUM, NULL),
-                             HCCL_SUCCESS);
-            hc_loop_shm_bind(lp, r, epoch, &ex[r]);
+            loop_exec_start(lp, &s[r], bufs, r, epoch, &ex[r]);
         }
         /* rank 0 raises its flag and waits at step 1 */
         ck_assert_int_eq(hc_exec_progress(&ex[0]), HCCL_E_AGAIN);
@@ -2073,11 +2080,7 @@ START_TEST(test_presence)
         hc_exec_t ex[2];
         for (uint32_t r = 0; r < 2; r++) {
             void *bufs[HC_NBUFS] = {buf[r], buf[r], NULL};
-            ck_assert_int_eq(hc_exec_start(&ex[r], &s[r], bufs, &hc_loop_ops,
-                                           hc_loop_tctx(lp, r), r, 1, 0, HCCL_DATA_TYPE_UINT8,
-                                           HCCL_REDUCE_SUM, NULL),
-                             HCCL_SUCCESS);
-            hc_loop_shm_bind(lp, r, 1, &ex[r]);
+            loop_exec_start(lp, &s[r], bufs, r, 1, &ex[r]);
         }
         hc_exec_t *rd = &ex[1];
         uint64_t *root_word = (uint64_t *)(rd->half[0] + HC_SEG_PRESENCE);
@@ -2170,11 +2173,7 @@ START_TEST(test_fast_resume)
             ck_assert_uint_lt(at, s[0].nsteps);
             ck_assert_int_eq(s[0].steps[at].kind, HC_STEP_WAIT);
             /* an executor takes over there */
-            ck_assert_int_eq(hc_exec_start(&ex0, &s[0], bufs[0], &hc_loop_ops,
-                                           hc_loop_tctx(lp, 0), 0, 1, 0, HCCL_DATA_TYPE_UINT8,
-                                           HCCL_REDUCE_SUM, NULL),
-                             HCCL_SUCCESS);
-            hc_loop_shm_bind(lp, 0, epoch, &ex0);
+            loop_exec_start(lp, &s[0], bufs[0], 0, epoch, &ex0);
             hc_exec_resume_at(&ex0, at);
             ck_assert_int_eq(hc_exec_progress(&ex0), HCCL_E_AGAIN);
             ck_assert_uint_eq(ex0.ndone, at);
