@@ -1,0 +1,793 @@
+/*
+ * test/mpi/test_soak.c - random sequences of collectives (public API only),
+ * every result checked bit for bit.
+ *
+ * test_coll walks a fixed matrix, one call at a time. Training loops do
+ * something else: the same call many times in a row, then another size or
+ * another communicator, blocking calls beside stream operations still in
+ * flight, MPI calls in between. The caches that make that fast (the
+ * previous operation's schedule, the inline tiny call of src/fastlane.h,
+ * the staging epochs that communicators share, the begin turns of streams)
+ * must never hand one call another call's state. This program draws such
+ * sequences from a seed that every rank shares:
+ *
+ *  - batches of 1-5 operations; each operation blocking or on one of two
+ *    streams (priorities 0 and 1); both streams synchronized at the end of
+ *    a batch, then every operation of the batch checked;
+ *  - on one of three communicators: the world, a split into two halves
+ *    (even and odd ranks, reversed key order) and a split of the world
+ *    with every rank in it and a permuted key order;
+ *  - AllReduce, Broadcast, Reduce, ReduceScatter, AllGather, Scatter,
+ *    AlltoAll, AlltoAllV, a ring shift of Send/Recv in a group,
+ *    HcclAllReduceMulti, Barrier; any data type the call accepts, any op
+ *    that the type supports; in place where the API allows it;
+ *  - counts: a third of the operations repeat the previous one (same
+ *    collective, communicator, type, op, count, root, in-place, the same
+ *    buffers when it is blocking) with new data, a third of those with one
+ *    thing changed (root, in place or not, another type of the same size,
+ *    another op, one element more); the others take 0 elements, a few
+ *    bytes (the tiny paths), up to 16 KiB, up to 1 MiB, or up to -m.
+ *
+ * References: reductions from refcheck.c (MPI or a local reduction over
+ * MPI_Allgather'd inputs; inputs exact in any order), computed before the
+ * operation is posted, while earlier operations of the batch may still be
+ * in flight on the streams; data-moving collectives from each rank's input
+ * regenerated locally (rc_fill_bytes is a pure function of seed and rank).
+ * Receive buffers start poisoned; bytes the call must not write (the gaps
+ * of AlltoAllV and AllReduceMulti) must keep the poison; send buffers of
+ * out-of-place calls must be unchanged; guard zones around every buffer
+ * must stay intact.
+ *
+ * Usage: test_soak [-n OPS] [-s SEED] [-m MAXBYTES] [-v]
+ *   -n  operations (default 600)
+ *   -s  seed (default 20261201)
+ *   -m  largest message in bytes (default 4 MiB)
+ *   -v  one line per operation on rank 0
+ *
+ * Output: the first 20 failures per rank with the operation's number and
+ * parameters; on rank 0 "test_soak: N operations, M checks, F failures"
+ * (summed over ranks). Exit status 0 if no failure, 1 otherwise.
+ */
+#include <hccl/hccl.h>
+#include <hccl/hccl_mpi.h>
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "refcheck.h"
+
+#define MAX_PRINTED 20
+#define NCOMMS 3
+#define MAX_BATCH 5
+#define MAX_MULTI 6
+
+enum {
+    K_ALLREDUCE, K_BROADCAST, K_REDUCE, K_REDUCESCATTER, K_ALLGATHER, K_SCATTER,
+    K_ALLTOALL, K_ALLTOALLV, K_SENDRECV, K_MULTI, K_BARRIER, NKINDS
+};
+static const char *const KIND_NAME[NKINDS] = {
+    "AllReduce", "Broadcast", "Reduce", "ReduceScatter", "AllGather", "Scatter",
+    "AlltoAll", "AlltoAllV", "SendRecv", "AllReduceMulti", "Barrier",
+};
+/* relative frequencies: the training loop's calls first */
+static const int KIND_WEIGHT[NKINDS] = {8, 4, 2, 3, 3, 2, 3, 2, 2, 2, 1};
+
+static const HcclDataType TYPES[] = {
+    HCCL_DATA_TYPE_INT8,   HCCL_DATA_TYPE_INT16,   HCCL_DATA_TYPE_INT32,
+    HCCL_DATA_TYPE_INT64,  HCCL_DATA_TYPE_UINT8,   HCCL_DATA_TYPE_UINT16,
+    HCCL_DATA_TYPE_UINT32, HCCL_DATA_TYPE_UINT64,  HCCL_DATA_TYPE_FP16,
+    HCCL_DATA_TYPE_BFP16,  HCCL_DATA_TYPE_FP32,    HCCL_DATA_TYPE_FP64,
+    HCCL_DATA_TYPE_INT128, HCCL_DATA_TYPE_FP8E4M3, HCCL_DATA_TYPE_FP8E5M2,
+};
+#define NTYPES ((int)(sizeof(TYPES) / sizeof(TYPES[0])))
+static const HcclReduceOp OPS[] = {HCCL_REDUCE_SUM, HCCL_REDUCE_PROD, HCCL_REDUCE_MAX,
+                                   HCCL_REDUCE_MIN, HCCL_REDUCE_AVG};
+#define NOPS ((int)(sizeof(OPS) / sizeof(OPS[0])))
+
+typedef struct {
+    HcclComm h;
+    MPI_Comm m;
+    int rank, n;
+    const char *name;
+} ctx_t;
+
+/* One operation: what was drawn, its buffers, what they must hold. */
+typedef struct {
+    long no; /* position in the sequence */
+    int kind, ci, stream, inplace, root, repeat;
+    HcclDataType t;
+    HcclReduceOp op;
+    uint64_t count; /* as the call takes it (per-rank block where it has one) */
+    uint64_t seed;
+    rc_buf_t sb, rb;          /* sb unused (bytes 0) in place and for Broadcast */
+    unsigned char *rexp;      /* rb's expected bytes */
+    size_t chk_lo, chk_hi;    /* the range of rb compared with rexp */
+    unsigned char *sexp;      /* sb's bytes, which the call must not change */
+    /* AlltoAllV and AllReduceMulti arguments */
+    uint64_t *sc, *sd, *rc, *rd;
+    int nt;
+    uint64_t mcount[MAX_MULTI], moff[MAX_MULTI];
+    const void *min[MAX_MULTI];
+    void *mout[MAX_MULTI];
+} op_t;
+
+static ctx_t g_cx[NCOMMS];
+static HcclStream g_st[2];
+static int g_rank, g_n, g_verbose;
+static long g_checks, g_fails, g_printed;
+static uint64_t g_rng;
+static size_t g_max = (size_t)4 << 20;
+/* the last blocking operation's buffers per communicator, which a repeat
+ * takes over (the same addresses, as a training loop has) */
+static op_t g_keep[NCOMMS];
+static int g_have_keep[NCOMMS];
+
+static uint64_t rnd(void)
+{
+    uint64_t z = (g_rng += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+static uint64_t rnd_below(uint64_t n)
+{
+    return n ? rnd() % n : 0;
+}
+
+static void *xmalloc(size_t n)
+{
+    void *p = malloc(n ? n : 1);
+    if (!p) {
+        fprintf(stderr, "test_soak: out of memory (%zu bytes)\n", n);
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    return p;
+}
+
+static void xbuf(rc_buf_t *b, size_t bytes, size_t es)
+{
+    if (rc_buf_alloc(b, bytes, es) != 0) {
+        fprintf(stderr, "test_soak: out of memory (%zu bytes)\n", bytes);
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+}
+
+static void describe(const op_t *o, char *out, size_t len)
+{
+    const ctx_t *cx = &g_cx[o->ci];
+    snprintf(out, len,
+             "op %ld %s on %s (rank %d of %d) type %s op %s count %" PRIu64
+             " root %d inplace %d %s%s",
+             o->no, KIND_NAME[o->kind], cx->name, cx->rank, cx->n, rc_type_name(o->t),
+             rc_op_name(o->op), o->count, o->root, o->inplace,
+             o->stream < 0 ? "blocking" : o->stream ? "stream 1" : "stream 0",
+             o->repeat == 1 ? " (repeat)" : o->repeat ? " (near repeat)" : "");
+}
+
+static void fail(const op_t *o, const char *what)
+{
+    g_fails++;
+    if (g_printed++ >= MAX_PRINTED)
+        return;
+    char d[256];
+    describe(o, d, sizeof d);
+    fprintf(stderr, "test_soak: rank %d: FAIL %s: %s\n", g_rank, d, what);
+}
+
+/* ------------------------------------------------------------ drawing */
+
+static int draw_kind(void)
+{
+    int total = 0;
+    for (int k = 0; k < NKINDS; k++)
+        total += KIND_WEIGHT[k];
+    int x = (int)rnd_below((uint64_t)total);
+    for (int k = 0; k < NKINDS; k++) {
+        if (x < KIND_WEIGHT[k])
+            return k;
+        x -= KIND_WEIGHT[k];
+    }
+    return K_ALLREDUCE;
+}
+
+static int reduces(int kind)
+{
+    return kind == K_ALLREDUCE || kind == K_REDUCE || kind == K_REDUCESCATTER ||
+           kind == K_MULTI;
+}
+
+/* A count of elements of es bytes: 0, tiny, small, medium or large. */
+static uint64_t draw_count(size_t es, uint64_t per_rank_div)
+{
+    uint64_t x = rnd_below(100), bytes;
+    if (x < 5)
+        return 0;
+    if (x < 35)
+        bytes = 1 + rnd_below(600);
+    else if (x < 70)
+        bytes = 1 + rnd_below(16 << 10);
+    else if (x < 93)
+        bytes = 1 + rnd_below(1 << 20);
+    else
+        bytes = 1 + rnd_below(g_max);
+    bytes /= per_rank_div ? per_rank_div : 1;
+    uint64_t c = bytes / es;
+    return c ? c : 1;
+}
+
+/* A near repeat: one thing other than the previous call (what a cache of
+ * the previous operation must tell apart). */
+static void vary_one(op_t *o)
+{
+    o->repeat = 2;
+    switch (rnd_below(4)) {
+    case 0:
+        o->root++;
+        break;
+    case 1:
+        o->inplace = !o->inplace;
+        break;
+    case 2: /* another type of the same size that the call accepts */
+        for (int tries = 0; tries < 32; tries++) {
+            HcclDataType t = TYPES[rnd_below(NTYPES)];
+            if (t != o->t && rc_esize(t) == rc_esize(o->t) &&
+                (!reduces(o->kind) || rc_reduce_expected(t, o->op) == HCCL_SUCCESS)) {
+                o->t = t;
+                break;
+            }
+        }
+        break;
+    default:
+        if (reduces(o->kind)) { /* another op */
+            for (int tries = 0; tries < 32; tries++) {
+                HcclReduceOp op = OPS[rnd_below(NOPS)];
+                if (op != o->op && rc_reduce_expected(o->t, op) == HCCL_SUCCESS) {
+                    o->op = op;
+                    break;
+                }
+            }
+        } else {
+            o->count++;
+        }
+        break;
+    }
+}
+
+static void draw(op_t *o, const op_t *prev, long no, int blocking_only)
+{
+    memset(o, 0, sizeof *o);
+    o->no = no;
+    o->seed = rnd();
+    o->stream = blocking_only || rnd_below(5) < 2 ? -1 : (int)rnd_below(2);
+    if (prev && rnd_below(3) == 0) {
+        o->repeat = 1;
+        o->kind = prev->kind;
+        o->ci = prev->ci;
+        o->t = prev->t;
+        o->op = prev->op;
+        o->count = prev->count;
+        o->root = prev->root;
+        o->inplace = prev->inplace;
+        o->nt = prev->nt;
+        memcpy(o->mcount, prev->mcount, sizeof o->mcount);
+        if (prev->stream < 0 && o->stream >= 0)
+            o->stream = -1; /* a training loop's repeats stay blocking */
+        if (rnd_below(3) == 0)
+            vary_one(o);
+        return;
+    }
+    o->kind = draw_kind();
+    o->ci = (int)rnd_below(NCOMMS);
+    if (reduces(o->kind)) {
+        do {
+            o->t = TYPES[rnd_below(NTYPES)];
+            o->op = OPS[rnd_below(NOPS)];
+        } while (rc_reduce_expected(o->t, o->op) != HCCL_SUCCESS);
+    } else {
+        o->t = TYPES[rnd_below(NTYPES)];
+        o->op = HCCL_REDUCE_SUM;
+    }
+    const size_t es = rc_esize(o->t);
+    /* per-rank blocks: the whole message is about count * n */
+    const int blocks = o->kind == K_REDUCESCATTER || o->kind == K_ALLGATHER ||
+                       o->kind == K_SCATTER || o->kind == K_ALLTOALL || o->kind == K_ALLTOALLV;
+    o->count = draw_count(es, blocks ? (uint64_t)g_n : 1);
+    o->root = (int)rnd_below(1u << 16); /* taken modulo the communicator's size */
+    o->inplace = (int)rnd_below(3) == 0;
+    if (o->kind == K_MULTI) {
+        o->nt = 1 + (int)rnd_below(MAX_MULTI);
+        for (int i = 0; i < o->nt; i++)
+            o->mcount[i] = rnd_below(4) == 0 ? rnd_below(4) : draw_count(es, (uint64_t)o->nt);
+    }
+}
+
+/* ------------------------------------------------------------ set-up */
+
+/* The bytes rank q puts in for a data-moving call (a pure function). */
+static void fill_of(unsigned char *out, size_t bytes, int q, uint64_t seed)
+{
+    rc_fill_bytes(out, bytes, q, seed);
+}
+
+/* rb and sb of the sizes wanted: the kept ones for a blocking repeat. */
+static void take_bufs(op_t *o, size_t sbytes, size_t rbytes)
+{
+    const size_t es = rc_esize(o->t);
+    if (o->repeat && o->stream < 0 && g_have_keep[o->ci] && g_keep[o->ci].sb.bytes == sbytes &&
+        g_keep[o->ci].rb.bytes == rbytes) {
+        o->sb = g_keep[o->ci].sb;
+        o->rb = g_keep[o->ci].rb;
+        g_have_keep[o->ci] = 0;
+        return;
+    }
+    xbuf(&o->sb, sbytes, es);
+    xbuf(&o->rb, rbytes, es);
+}
+
+static void reduce_ref(op_t *o, const unsigned char *in, unsigned char *ref, uint64_t count)
+{
+    const ctx_t *cx = &g_cx[o->ci];
+    if (rc_reference_reduce(in, ref, count, o->t, o->op, cx->m) != 0) {
+        fail(o, "no reference for this type and op");
+        memset(ref, 0, count * rc_esize(o->t));
+    }
+}
+
+/* Fill the buffers and the expectations; returns 0 if there is nothing to
+ * call on this rank. Collective over the MPI communicator for reductions. */
+static void prepare(op_t *o)
+{
+    const ctx_t *cx = &g_cx[o->ci];
+    const int n = cx->n, me = cx->rank;
+    const int root = o->root % n;
+    const size_t es = rc_esize(o->t);
+    const uint64_t c = o->count;
+    const size_t bytes = c * es, total = bytes * (size_t)n;
+    unsigned char *in = NULL;
+
+    switch (o->kind) {
+    case K_ALLREDUCE:
+    case K_REDUCE: {
+        in = xmalloc(bytes);
+        rc_fill_reduce(in, c, o->t, o->op, me, n, o->seed);
+        const int ip = o->inplace && (o->kind == K_ALLREDUCE || me == root);
+        take_bufs(o, ip ? 0 : bytes, bytes);
+        o->rexp = xmalloc(bytes);
+        reduce_ref(o, in, o->rexp, c);
+        if (ip) {
+            memcpy(o->rb.p, in, bytes);
+        } else {
+            memcpy(o->sb.p, in, bytes);
+            rc_buf_poison(&o->rb, 0x5a);
+        }
+        o->chk_hi = o->kind == K_REDUCE && me != root ? 0 : bytes;
+        break;
+    }
+    case K_REDUCESCATTER: {
+        in = xmalloc(total);
+        rc_fill_reduce(in, c * (uint64_t)n, o->t, o->op, me, n, o->seed);
+        unsigned char *ref = xmalloc(total);
+        reduce_ref(o, in, ref, c * (uint64_t)n);
+        if (o->inplace) {
+            /* recvBuf = sendBuf + rank * recvCount: only our block is defined */
+            take_bufs(o, 0, total);
+            memcpy(o->rb.p, in, total);
+            o->rexp = ref;
+            o->chk_lo = (size_t)me * bytes;
+            o->chk_hi = o->chk_lo + bytes;
+        } else {
+            take_bufs(o, total, bytes);
+            memcpy(o->sb.p, in, total);
+            rc_buf_poison(&o->rb, 0x5b);
+            o->rexp = xmalloc(bytes);
+            memcpy(o->rexp, ref + (size_t)me * bytes, bytes);
+            o->chk_hi = bytes;
+            free(ref);
+        }
+        break;
+    }
+    case K_BROADCAST:
+        take_bufs(o, 0, bytes);
+        o->rexp = xmalloc(bytes);
+        fill_of(o->rexp, bytes, root, o->seed);
+        if (me == root)
+            memcpy(o->rb.p, o->rexp, bytes);
+        else
+            rc_buf_poison(&o->rb, 0x5c);
+        o->chk_hi = bytes;
+        break;
+    case K_ALLGATHER:
+        take_bufs(o, o->inplace ? 0 : bytes, total);
+        o->rexp = xmalloc(total);
+        for (int q = 0; q < n; q++)
+            fill_of(o->rexp + (size_t)q * bytes, bytes, q, o->seed);
+        rc_buf_poison(&o->rb, 0x5d);
+        if (o->inplace)
+            memcpy(o->rb.p + (size_t)me * bytes, o->rexp + (size_t)me * bytes, bytes);
+        else
+            memcpy(o->sb.p, o->rexp + (size_t)me * bytes, bytes);
+        o->chk_hi = total;
+        break;
+    case K_SCATTER:
+        if (o->inplace && me == root) {
+            /* recvBuf = sendBuf + root * recvCount: the call writes nothing */
+            take_bufs(o, 0, total);
+            o->rexp = xmalloc(total);
+            fill_of(o->rexp, total, root, o->seed);
+            memcpy(o->rb.p, o->rexp, total);
+            o->chk_hi = total;
+        } else {
+            take_bufs(o, total, bytes);
+            if (me == root)
+                fill_of(o->sb.p, total, root, o->seed);
+            else
+                rc_buf_poison(&o->sb, 0x5e); /* not significant: must stay so */
+            in = xmalloc(total);
+            fill_of(in, total, root, o->seed);
+            o->rexp = xmalloc(bytes);
+            memcpy(o->rexp, in + (size_t)me * bytes, bytes);
+            rc_buf_poison(&o->rb, 0x5f);
+            o->chk_hi = bytes;
+        }
+        break;
+    case K_ALLTOALL:
+        take_bufs(o, total, total);
+        fill_of(o->sb.p, total, me, o->seed);
+        in = xmalloc(total);
+        o->rexp = xmalloc(total);
+        for (int q = 0; q < n; q++) {
+            fill_of(in, total, q, o->seed);
+            memcpy(o->rexp + (size_t)q * bytes, in + (size_t)me * bytes, bytes);
+        }
+        rc_buf_poison(&o->rb, 0x60);
+        o->chk_hi = total;
+        break;
+    case K_ALLTOALLV: {
+        /* count from q to p: 0, or up to 2c; one element of gap after every
+         * block on both sides, which must stay as it was */
+        uint64_t *cnt = xmalloc(sizeof(uint64_t) * (size_t)n * (size_t)n);
+        for (int q = 0; q < n; q++)
+            for (int p = 0; p < n; p++) {
+                uint64_t h = rc_hash3(o->seed, (uint64_t)q, (uint64_t)p);
+                cnt[q * n + p] = h % 5 == 0 ? 0 : h % (2 * c + 1);
+            }
+        o->sc = xmalloc(sizeof(uint64_t) * (size_t)n);
+        o->sd = xmalloc(sizeof(uint64_t) * (size_t)n);
+        o->rc = xmalloc(sizeof(uint64_t) * (size_t)n);
+        o->rd = xmalloc(sizeof(uint64_t) * (size_t)n);
+        uint64_t st = 0, rt = 0;
+        for (int p = 0; p < n; p++) {
+            o->sc[p] = cnt[me * n + p];
+            o->sd[p] = st;
+            st += o->sc[p] + 1;
+            o->rc[p] = cnt[p * n + me];
+            o->rd[p] = rt;
+            rt += o->rc[p] + 1;
+        }
+        /* receive blocks in reverse order of the senders: displacements
+         * need not grow with the rank */
+        uint64_t acc = 0;
+        for (int p = n - 1; p >= 0; p--) {
+            o->rd[p] = acc;
+            acc += o->rc[p] + 1;
+        }
+        take_bufs(o, st * es, rt * es);
+        fill_of(o->sb.p, st * es, me, o->seed);
+        rc_buf_poison(&o->rb, 0x61);
+        o->rexp = xmalloc(rt * es + 1);
+        memcpy(o->rexp, o->rb.p, rt * es);
+        for (int q = 0; q < n; q++) {
+            uint64_t qst = 0, qd = 0;
+            for (int p = 0; p < n; p++) {
+                if (p == me)
+                    qd = qst;
+                qst += cnt[q * n + p] + 1;
+            }
+            unsigned char *qin = xmalloc(qst * es);
+            fill_of(qin, qst * es, q, o->seed);
+            memcpy(o->rexp + o->rd[q] * es, qin + qd * es, o->rc[q] * es);
+            free(qin);
+        }
+        o->chk_hi = rt * es;
+        free(cnt);
+        break;
+    }
+    case K_SENDRECV: {
+        const int left = (me + n - 1) % n;
+        take_bufs(o, bytes, bytes);
+        fill_of(o->sb.p, bytes, me, o->seed);
+        o->rexp = xmalloc(bytes);
+        if (n > 1) {
+            fill_of(o->rexp, bytes, left, o->seed);
+            rc_buf_poison(&o->rb, 0x62);
+        } else {
+            rc_buf_poison(&o->rb, 0x62); /* one rank: nothing to send */
+            memcpy(o->rexp, o->rb.p, bytes);
+        }
+        o->chk_hi = bytes;
+        break;
+    }
+    case K_MULTI: {
+        /* tensors packed with a gap of 1-3 elements after each, in one
+         * send and one receive buffer; the gaps of the output keep their
+         * poison */
+        uint64_t all = 0;
+        for (int i = 0; i < o->nt; i++) {
+            o->moff[i] = all;
+            all += o->mcount[i] + 1 + (uint64_t)i % 3;
+        }
+        in = xmalloc(all * es);
+        rc_fill_reduce(in, all, o->t, o->op, me, n, o->seed);
+        unsigned char *ref = xmalloc(all * es);
+        reduce_ref(o, in, ref, all);
+        take_bufs(o, o->inplace ? 0 : all * es, all * es);
+        rc_buf_poison(&o->rb, 0x63);
+        o->rexp = xmalloc(all * es);
+        memcpy(o->rexp, o->rb.p, all * es);
+        if (!o->inplace)
+            memcpy(o->sb.p, in, all * es);
+        unsigned char *src = o->inplace ? o->rb.p : o->sb.p;
+        for (int i = 0; i < o->nt; i++) {
+            const size_t off = o->moff[i] * es, len = o->mcount[i] * es;
+            memcpy(o->rexp + off, ref + off, len);
+            if (o->inplace)
+                memcpy(o->rb.p + off, in + off, len);
+            o->min[i] = src + off;
+            o->mout[i] = o->rb.p + off;
+        }
+        o->chk_hi = all * es;
+        free(ref);
+        break;
+    }
+    case K_BARRIER:
+    default:
+        take_bufs(o, 0, 0);
+        break;
+    }
+    free(in);
+    if (o->sb.bytes) {
+        o->sexp = xmalloc(o->sb.bytes);
+        memcpy(o->sexp, o->sb.p, o->sb.bytes);
+    }
+}
+
+/* ------------------------------------------------------------ calls */
+
+static HcclResult post(op_t *o)
+{
+    const ctx_t *cx = &g_cx[o->ci];
+    const int n = cx->n, me = cx->rank;
+    const uint32_t root = (uint32_t)(o->root % n);
+    const size_t es = rc_esize(o->t);
+    void *st = o->stream < 0 ? NULL : g_st[o->stream];
+    void *s = o->sb.p, *r = o->rb.p;
+    const uint64_t c = o->count;
+
+    switch (o->kind) {
+    case K_ALLREDUCE:
+        return HcclAllReduce(o->inplace ? r : s, r, c, o->t, o->op, cx->h, st);
+    case K_REDUCE:
+        return HcclReduce(o->inplace && me == (int)root ? r : s, r, c, o->t, o->op, root, cx->h,
+                          st);
+    case K_REDUCESCATTER:
+        if (o->inplace)
+            return HcclReduceScatter(r, (unsigned char *)r + (size_t)me * c * es, c, o->t, o->op,
+                                     cx->h, st);
+        return HcclReduceScatter(s, r, c, o->t, o->op, cx->h, st);
+    case K_BROADCAST:
+        return HcclBroadcast(r, c, o->t, root, cx->h, st);
+    case K_ALLGATHER:
+        return HcclAllGather(o->inplace ? (unsigned char *)r + (size_t)me * c * es : s, r, c,
+                             o->t, cx->h, st);
+    case K_SCATTER:
+        if (o->inplace && me == (int)root)
+            return HcclScatter(r, (unsigned char *)r + (size_t)root * c * es, c, o->t, root,
+                               cx->h, st);
+        return HcclScatter(s, r, c, o->t, root, cx->h, st);
+    case K_ALLTOALL:
+        return HcclAlltoAll(s, c, o->t, r, c, o->t, cx->h, st);
+    case K_ALLTOALLV:
+        return HcclAlltoAllV(s, o->sc, o->sd, o->t, r, o->rc, o->rd, o->t, cx->h, st);
+    case K_SENDRECV: {
+        if (n == 1)
+            return HCCL_SUCCESS;
+        HcclResult e = HcclGroupStart();
+        if (e != HCCL_SUCCESS)
+            return e;
+        HcclResult e1 = HcclSend(s, c, o->t, (uint32_t)((me + 1) % n), cx->h, st);
+        HcclResult e2 = HcclRecv(r, c, o->t, (uint32_t)((me + n - 1) % n), cx->h, st);
+        e = HcclGroupEnd();
+        return e1 != HCCL_SUCCESS ? e1 : e2 != HCCL_SUCCESS ? e2 : e;
+    }
+    case K_MULTI:
+        return HcclAllReduceMulti(o->min, o->mout, o->mcount, (size_t)o->nt, o->t, o->op, cx->h,
+                                  st);
+    case K_BARRIER:
+    default:
+        return HcclBarrier(cx->h, st);
+    }
+}
+
+static void check(op_t *o)
+{
+    char what[256];
+    g_checks++;
+    if (o->chk_hi > o->chk_lo) {
+        long i = rc_first_diff(o->rb.p + o->chk_lo, o->rexp + o->chk_lo, o->chk_hi - o->chk_lo, 1);
+        if (i >= 0) {
+            const size_t es = rc_esize(o->t);
+            const size_t at = (o->chk_lo + (size_t)i) / es;
+            char got[64], exp[64];
+            rc_format_elem(got, sizeof got, o->rb.p, at, o->t);
+            rc_format_elem(exp, sizeof exp, o->rexp, at, o->t);
+            snprintf(what, sizeof what, "receive buffer byte %zu (element %zu): got %s, want %s",
+                     o->chk_lo + (size_t)i, at, got, exp);
+            fail(o, what);
+        }
+    }
+    if (o->sb.bytes && memcmp(o->sb.p, o->sexp, o->sb.bytes) != 0)
+        fail(o, "send buffer changed");
+    long gs = o->sb.bytes ? rc_buf_guard_check(&o->sb) : 0;
+    long gr = rc_buf_guard_check(&o->rb);
+    if (gs || gr) {
+        snprintf(what, sizeof what, "guard zone damaged (send %ld, receive %ld)", gs, gr);
+        fail(o, what);
+    }
+}
+
+static void release(op_t *o)
+{
+    if (o->stream < 0) { /* keep for a repeat */
+        if (g_have_keep[o->ci]) {
+            rc_buf_free(&g_keep[o->ci].sb);
+            rc_buf_free(&g_keep[o->ci].rb);
+        }
+        g_keep[o->ci].sb = o->sb;
+        g_keep[o->ci].rb = o->rb;
+        g_have_keep[o->ci] = 1;
+    } else {
+        rc_buf_free(&o->sb);
+        rc_buf_free(&o->rb);
+    }
+    free(o->rexp);
+    free(o->sexp);
+    free(o->sc);
+    free(o->sd);
+    free(o->rc);
+    free(o->rd);
+}
+
+/* ------------------------------------------------------------ main */
+
+static void init_comms(void)
+{
+    g_cx[0].m = MPI_COMM_WORLD;
+    g_cx[0].name = "world";
+    /* halves: even and odd ranks, reversed order */
+    MPI_Comm_split(MPI_COMM_WORLD, g_rank % 2, g_n - g_rank, &g_cx[1].m);
+    g_cx[1].name = "half";
+    /* everyone, ranks permuted: key 5 * rank mod n (a permutation when n
+     * is not a multiple of 5), ties broken by world rank as in MPI */
+    MPI_Comm_split(MPI_COMM_WORLD, 0, (5 * g_rank) % g_n, &g_cx[2].m);
+    g_cx[2].name = "permuted";
+    HcclResult r = HcclCommInitMpi(MPI_COMM_WORLD, &g_cx[0].h);
+    if (r == HCCL_SUCCESS)
+        r = HcclCommSplit(g_cx[0].h, g_rank % 2, g_n - g_rank, &g_cx[1].h);
+    if (r == HCCL_SUCCESS)
+        r = HcclCommSplit(g_cx[0].h, 0, (5 * g_rank) % g_n, &g_cx[2].h);
+    if (r == HCCL_SUCCESS)
+        r = HcclStreamCreate(&g_st[0]);
+    if (r == HCCL_SUCCESS)
+        r = HcclStreamCreateWithPriority(&g_st[1], 1);
+    if (r != HCCL_SUCCESS) {
+        fprintf(stderr, "test_soak: rank %d: set-up failed: %s\n", g_rank, HcclGetErrorString(r));
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    for (int i = 0; i < NCOMMS; i++) {
+        MPI_Comm_rank(g_cx[i].m, &g_cx[i].rank);
+        MPI_Comm_size(g_cx[i].m, &g_cx[i].n);
+        uint32_t hr = 0, hn = 0;
+        HcclGetRankId(g_cx[i].h, &hr);
+        HcclGetRankSize(g_cx[i].h, &hn);
+        if ((int)hr != g_cx[i].rank || (int)hn != g_cx[i].n) {
+            fprintf(stderr,
+                    "test_soak: rank %d: %s: hcomm rank %u of %u, MPI rank %d of %d (split order)\n",
+                    g_rank, g_cx[i].name, hr, hn, g_cx[i].rank, g_cx[i].n);
+            MPI_Abort(MPI_COMM_WORLD, 1);
+        }
+    }
+}
+
+int main(int argc, char **argv)
+{
+    long nops = 600;
+    uint64_t seed = 20261201;
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &g_n);
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "-n") && i + 1 < argc)
+            nops = atol(argv[++i]);
+        else if (!strcmp(argv[i], "-s") && i + 1 < argc)
+            seed = strtoull(argv[++i], NULL, 0);
+        else if (!strcmp(argv[i], "-m") && i + 1 < argc)
+            g_max = (size_t)strtoull(argv[++i], NULL, 0);
+        else if (!strcmp(argv[i], "-v"))
+            g_verbose = 1;
+        else {
+            if (g_rank == 0)
+                fprintf(stderr, "usage: test_soak [-n OPS] [-s SEED] [-m MAXBYTES] [-v]\n");
+            MPI_Finalize();
+            return 2;
+        }
+    }
+    if (g_max < 64)
+        g_max = 64;
+    g_rng = seed;
+    init_comms();
+
+    op_t batch[MAX_BATCH];
+    op_t last;
+    int have_last = 0;
+    long done = 0;
+    while (done < nops) {
+        int nb = 1 + (int)rnd_below(MAX_BATCH);
+        if (nb > nops - done)
+            nb = (int)(nops - done);
+        for (int i = 0; i < nb; i++) {
+            op_t *o = &batch[i];
+            draw(o, have_last ? &last : NULL, done + i, 0);
+            last = *o;
+            have_last = 1;
+            prepare(o);
+            if (g_verbose && g_rank == 0) {
+                char d[256];
+                describe(o, d, sizeof d);
+                printf("test_soak: %s\n", d);
+                fflush(stdout);
+            }
+            HcclResult r = post(o);
+            if (r != HCCL_SUCCESS) {
+                char w[96];
+                snprintf(w, sizeof w, "the call returned %s", HcclGetErrorString(r));
+                fail(o, w);
+            }
+        }
+        for (int s = 0; s < 2; s++) {
+            HcclResult r = HcclStreamSynchronize(g_st[s]);
+            if (r != HCCL_SUCCESS) {
+                fprintf(stderr, "test_soak: rank %d: stream %d: %s after op %ld\n", g_rank, s,
+                        HcclGetErrorString(r), done + nb - 1);
+                g_fails++;
+            }
+        }
+        for (int i = 0; i < nb; i++) {
+            check(&batch[i]);
+            release(&batch[i]);
+        }
+        done += nb;
+    }
+
+    for (int i = 0; i < NCOMMS; i++) {
+        if (g_have_keep[i]) {
+            rc_buf_free(&g_keep[i].sb);
+            rc_buf_free(&g_keep[i].rb);
+        }
+    }
+    HcclStreamDestroy(g_st[0]);
+    HcclStreamDestroy(g_st[1]);
+    for (int i = NCOMMS - 1; i >= 0; i--)
+        HcclCommDestroy(g_cx[i].h);
+    long sums[2] = {g_checks, g_fails}, tot[2];
+    MPI_Reduce(sums, tot, 2, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
+    if (g_rank == 0)
+        printf("test_soak: %ld operations, %ld checks, %ld failures (seed %" PRIu64 ", %d ranks)\n",
+               nops, tot[0], tot[1], seed, g_n);
+    for (int i = 1; i < NCOMMS; i++)
+        MPI_Comm_free(&g_cx[i].m);
+    MPI_Finalize();
+    return g_rank == 0 ? (tot[1] ? 1 : 0) : 0;
+}
