@@ -5,7 +5,12 @@
  * the hc_xfer_t it completes. Cancelling detaches the slot first, so a
  * request that completes after its operation was abandoned (a hung peer
  * that wakes up, a receive cancelled at the deadline) never writes into
- * memory the caller has reused. Endpoints use peer error handling so that
+ * memory the caller has reused. UCX may also complete a request, callback
+ * included, inside the ucp_tag_*_nbx call that returns it (a receive that
+ * finds every fragment of an eager message already there:
+ * openucx/ucx#9131); the slot then keeps the status until finish_post
+ * attaches it, which completes the transfer there (test_soak found
+ * AlltoAllV hanging on such a receive, its data delivered). Endpoints use peer error handling so that
  * a dead peer fails the operation instead of hanging it; UCX then drops
  * shared memory unless UCX_MM_ERROR_HANDLING=y, which we set unless the
  * user did (UCX-FACTS.md); likewise UCX_KEEPALIVE_INTERVAL=1s, so that a
@@ -25,8 +30,18 @@
 #include "../topo/topo.h"
 
 typedef struct {
-    hc_xfer_t *x; /* NULL once detached */
+    hc_xfer_t *x;        /* NULL until attached, and once detached */
+    uint8_t attached;    /* finish_post has run: x (or its detachment) is valid */
+    uint8_t early;       /* completed before that, inside the posting call */
+    ucs_status_t status; /* of an early completion */
 } req_slot_t;
+
+/* ucp_params.request_init: a slot starts out unattached; xfer_done and
+ * finish_post put it back so before the request is freed. */
+static void slot_init(void *request)
+{
+    memset(request, 0, sizeof(req_slot_t));
+}
 
 int hc_ucx_status_to_hccl(ucs_status_t st)
 {
@@ -62,9 +77,11 @@ static void tcp_worker_init(hc_context_t *ctx)
     if (st == UCS_OK && (what = "UCX_TLS=tcp", st = ucp_config_modify(config, "TLS", "tcp")) == UCS_OK) {
         ucp_params_t p;
         memset(&p, 0, sizeof(p));
-        p.field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_REQUEST_SIZE;
+        p.field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_REQUEST_SIZE |
+                       UCP_PARAM_FIELD_REQUEST_INIT;
         p.features = UCP_FEATURE_TAG | UCP_FEATURE_WAKEUP;
         p.request_size = sizeof(req_slot_t);
+        p.request_init = slot_init;
         what = "ucp_init";
         st = ucp_init(&p, config, &ctx->ucp_tcp);
     }
@@ -123,9 +140,10 @@ int hc_ucx_init(hc_context_t *ctx)
     ucp_params_t p;
     memset(&p, 0, sizeof(p));
     p.field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_REQUEST_SIZE |
-                   UCP_PARAM_FIELD_MT_WORKERS_SHARED;
+                   UCP_PARAM_FIELD_REQUEST_INIT | UCP_PARAM_FIELD_MT_WORKERS_SHARED;
     p.features = UCP_FEATURE_TAG | UCP_FEATURE_RMA | UCP_FEATURE_WAKEUP;
     p.request_size = sizeof(req_slot_t);
+    p.request_init = slot_init;
     p.mt_workers_shared = 0;
     st = ucp_init(&p, config, &ctx->ucp);
     ucp_config_release(config);
@@ -257,6 +275,11 @@ void hc_ucx_ep_close(hc_context_t *ctx, ucp_ep_h ep, int force)
 static void xfer_done(void *request, ucs_status_t status, hc_context_t *ctx)
 {
     req_slot_t *slot = request;
+    if (!slot->attached) { /* inside the posting call: finish_post ends it */
+        slot->early = 1;
+        slot->status = status;
+        return;
+    }
     hc_xfer_t *x = slot->x;
     if (x) {
         x->req = NULL;
@@ -265,6 +288,7 @@ static void xfer_done(void *request, ucs_status_t status, hc_context_t *ctx)
         ctx->n_detached--; /* an abandoned request finally completed */
     }
     slot->x = NULL;
+    slot->attached = 0;
     ucp_request_free(request);
 }
 
@@ -292,7 +316,15 @@ static int finish_post(ucs_status_ptr_t r, hc_xfer_t *x)
         return HCCL_SUCCESS; /* the executor sees the failed status */
     }
     req_slot_t *slot = r;
+    if (slot->early) { /* completed, callback included, before it returned */
+        x->req = NULL;
+        x->status = hc_ucx_status_to_hccl(slot->status);
+        slot->early = 0;
+        ucp_request_free(r);
+        return HCCL_SUCCESS;
+    }
     slot->x = x;
+    slot->attached = 1;
     x->req = r;
     return HCCL_SUCCESS;
 }
