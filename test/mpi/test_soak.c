@@ -16,10 +16,13 @@
  *    a batch, then every operation of the batch checked;
  *  - on one of three communicators: the world, a split into two halves
  *    (even and odd ranks, reversed key order) and a split of the world
- *    with every rank in it and a permuted key order;
+ *    with every rank in it and a permuted key order; now and then (one
+ *    batch in 40) a split is destroyed and made again, and the next
+ *    operations may repeat the last one on the new communicator;
  *  - AllReduce, Broadcast, Reduce, ReduceScatter, AllGather, Scatter,
  *    AlltoAll, AlltoAllV, a ring shift of Send/Recv in a group,
- *    HcclAllReduceMulti, Barrier; any data type the call accepts, any op
+ *    HcclAllReduceMulti, AllReduces of several tensors in a group, Barrier;
+ *    any data type the call accepts, any op
  *    that the type supports; in place where the API allows it;
  *  - counts: a third of the operations repeat the previous one (same
  *    collective, communicator, type, op, count, root, in-place, the same
@@ -38,11 +41,15 @@
  * out-of-place calls must be unchanged; guard zones around every buffer
  * must stay intact.
  *
- * Usage: test_soak [-n OPS] [-s SEED] [-m MAXBYTES] [-v]
+ * Usage: test_soak [-n OPS] [-s SEED] [-m MAXBYTES] [-k NAME] [-o NO] [-v]
  *   -n  operations (default 600)
  *   -s  seed (default 20261201)
  *   -m  largest message in bytes (default 4 MiB)
- *   -v  one line per operation on rank 0
+ *   -k  run only the operations of this collective (as -v names it), the
+ *       others as barriers on their communicator and stream: the sequence
+ *       drawn stays the same, so a failure can be narrowed down
+ *   -o  run only operation NO, the others as barriers (likewise)
+ *   -v  one line per operation (and per communicator made again) on rank 0
  *
  * Output: the first 20 failures per rank with the operation's number and
  * parameters; on rank 0 "test_soak: N operations, M checks, F failures"
@@ -65,14 +72,14 @@
 
 enum {
     K_ALLREDUCE, K_BROADCAST, K_REDUCE, K_REDUCESCATTER, K_ALLGATHER, K_SCATTER,
-    K_ALLTOALL, K_ALLTOALLV, K_SENDRECV, K_MULTI, K_BARRIER, NKINDS
+    K_ALLTOALL, K_ALLTOALLV, K_SENDRECV, K_MULTI, K_GROUP, K_BARRIER, NKINDS
 };
 static const char *const KIND_NAME[NKINDS] = {
     "AllReduce", "Broadcast", "Reduce", "ReduceScatter", "AllGather", "Scatter",
-    "AlltoAll", "AlltoAllV", "SendRecv", "AllReduceMulti", "Barrier",
+    "AlltoAll", "AlltoAllV", "SendRecv", "AllReduceMulti", "GroupAllReduce", "Barrier",
 };
 /* relative frequencies: the training loop's calls first */
-static const int KIND_WEIGHT[NKINDS] = {8, 4, 2, 3, 3, 2, 3, 2, 2, 2, 1};
+static const int KIND_WEIGHT[NKINDS] = {8, 4, 2, 3, 3, 2, 3, 2, 2, 2, 2, 1};
 
 static const HcclDataType TYPES[] = {
     HCCL_DATA_TYPE_INT8,   HCCL_DATA_TYPE_INT16,   HCCL_DATA_TYPE_INT32,
@@ -116,6 +123,8 @@ typedef struct {
 static ctx_t g_cx[NCOMMS];
 static HcclStream g_st[2];
 static int g_rank, g_n, g_verbose;
+static int g_only = -1; /* -k: run only this kind (the sequence drawn is the same) */
+static long g_only_no = -1; /* -o: run only this operation */
 static long g_checks, g_fails, g_printed;
 static uint64_t g_rng;
 static size_t g_max = (size_t)4 << 20;
@@ -196,7 +205,7 @@ static int draw_kind(void)
 static int reduces(int kind)
 {
     return kind == K_ALLREDUCE || kind == K_REDUCE || kind == K_REDUCESCATTER ||
-           kind == K_MULTI;
+           kind == K_MULTI || kind == K_GROUP;
 }
 
 /* A count of elements of es bytes: 0, tiny, small, medium or large. */
@@ -297,7 +306,7 @@ static void draw(op_t *o, const op_t *prev, long no, int blocking_only)
     o->count = draw_count(es, blocks ? (uint64_t)g_n : 1);
     o->root = (int)rnd_below(1u << 16); /* taken modulo the communicator's size */
     o->inplace = (int)rnd_below(3) == 0;
-    if (o->kind == K_MULTI) {
+    if (o->kind == K_MULTI || o->kind == K_GROUP) {
         o->nt = 1 + (int)rnd_below(MAX_MULTI);
         for (int i = 0; i < o->nt; i++)
             o->mcount[i] = rnd_below(4) == 0 ? rnd_below(4) : draw_count(es, (uint64_t)o->nt);
@@ -510,7 +519,8 @@ static void prepare(op_t *o)
         o->chk_hi = bytes;
         break;
     }
-    case K_MULTI: {
+    case K_MULTI:
+    case K_GROUP: {
         /* tensors packed with a gap of 1-3 elements after each, in one
          * send and one receive buffer; the gaps of the output keep their
          * poison */
@@ -605,6 +615,13 @@ static HcclResult post(op_t *o)
     case K_MULTI:
         return HcclAllReduceMulti(o->min, o->mout, o->mcount, (size_t)o->nt, o->t, o->op, cx->h,
                                   st);
+    case K_GROUP: { /* the same tensors, one AllReduce each, in a group */
+        HcclResult e = HcclGroupStart();
+        for (int i = 0; i < o->nt && e == HCCL_SUCCESS; i++)
+            e = HcclAllReduce((void *)o->min[i], o->mout[i], o->mcount[i], o->t, o->op, cx->h, st);
+        HcclResult e2 = HcclGroupEnd();
+        return e != HCCL_SUCCESS ? e : e2;
+    }
     case K_BARRIER:
     default:
         return HcclBarrier(cx->h, st);
@@ -662,6 +679,26 @@ static void release(op_t *o)
 
 /* ------------------------------------------------------------ main */
 
+static HcclResult split_of(int ci, HcclComm *out)
+{
+    return ci == 1 ? HcclCommSplit(g_cx[0].h, g_rank % 2, g_n - g_rank, out)
+                   : HcclCommSplit(g_cx[0].h, 0, (5 * g_rank) % g_n, out);
+}
+
+/* Destroy split ci and make it again (the MPI communicator stays). */
+static void remake(int ci)
+{
+    HcclResult r = HcclCommDestroy(g_cx[ci].h);
+    if (r == HCCL_SUCCESS)
+        r = split_of(ci, &g_cx[ci].h);
+    if (r != HCCL_SUCCESS) {
+        fprintf(stderr, "test_soak: rank %d: remaking %s failed: %s\n", g_rank, g_cx[ci].name,
+                HcclGetErrorString(r));
+        g_fails++;
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+}
+
 static void init_comms(void)
 {
     g_cx[0].m = MPI_COMM_WORLD;
@@ -675,9 +712,9 @@ static void init_comms(void)
     g_cx[2].name = "permuted";
     HcclResult r = HcclCommInitMpi(MPI_COMM_WORLD, &g_cx[0].h);
     if (r == HCCL_SUCCESS)
-        r = HcclCommSplit(g_cx[0].h, g_rank % 2, g_n - g_rank, &g_cx[1].h);
+        r = split_of(1, &g_cx[1].h);
     if (r == HCCL_SUCCESS)
-        r = HcclCommSplit(g_cx[0].h, 0, (5 * g_rank) % g_n, &g_cx[2].h);
+        r = split_of(2, &g_cx[2].h);
     if (r == HCCL_SUCCESS)
         r = HcclStreamCreate(&g_st[0]);
     if (r == HCCL_SUCCESS)
@@ -717,9 +754,24 @@ int main(int argc, char **argv)
             g_max = (size_t)strtoull(argv[++i], NULL, 0);
         else if (!strcmp(argv[i], "-v"))
             g_verbose = 1;
+        else if (!strcmp(argv[i], "-o") && i + 1 < argc)
+            g_only_no = atol(argv[++i]);
+        else if (!strcmp(argv[i], "-k") && i + 1 < argc) {
+            const char *k = argv[++i];
+            for (int j = 0; j < NKINDS; j++)
+                if (!strcmp(k, KIND_NAME[j]))
+                    g_only = j;
+            if (g_only < 0) {
+                if (g_rank == 0)
+                    fprintf(stderr, "test_soak: -k %s: no such operation\n", k);
+                MPI_Finalize();
+                return 2;
+            }
+        }
         else {
             if (g_rank == 0)
-                fprintf(stderr, "usage: test_soak [-n OPS] [-s SEED] [-m MAXBYTES] [-v]\n");
+                fprintf(stderr, "usage: test_soak [-n OPS] [-s SEED] [-m MAXBYTES] [-k NAME] "
+                                "[-o NO] [-v]\n");
             MPI_Finalize();
             return 2;
         }
@@ -742,6 +794,9 @@ int main(int argc, char **argv)
             draw(o, have_last ? &last : NULL, done + i, 0);
             last = *o;
             have_last = 1;
+            if ((g_only >= 0 && o->kind != g_only) || (g_only_no >= 0 && o->no != g_only_no)) {
+                o->kind = K_BARRIER; /* -k, -o: the others become barriers */
+            }
             prepare(o);
             if (g_verbose && g_rank == 0) {
                 char d[256];
@@ -769,6 +824,14 @@ int main(int argc, char **argv)
             release(&batch[i]);
         }
         done += nb;
+        if (rnd_below(40) == 0) {
+            const int ci = 1 + (int)rnd_below(NCOMMS - 1);
+            if (g_verbose && g_rank == 0) {
+                printf("test_soak: after op %ld: %s made again\n", done - 1, g_cx[ci].name);
+                fflush(stdout);
+            }
+            remake(ci);
+        }
     }
 
     for (int i = 0; i < NCOMMS; i++) {
