@@ -1,13 +1,13 @@
 #!/bin/sh
 # test/mpi/soak.sh - test_soak (random sequences of collectives on three
 # communicators, blocking and stream calls mixed, repeats on the same
-# buffers) at 2, 3, 4 and 5 ranks with its own seed each, then at 4 ranks
+# buffers) at 2, 3, 4, 5 and 8 ranks with its own seed each, then at 4 ranks
 # with a 1 MB staging buffer so that messages cross it many times.
 # HC_SOAK_NPS="2 4" overrides the rank counts, HC_SOAK_OPS the operations
 # per run, HC_SOAK_SEED the base seed.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
-: "${HC_SOAK_NPS:=2 3 4 5}"
+: "${HC_SOAK_NPS:=2 3 4 5 8}"
 : "${HC_SOAK_OPS:=800}"
 : "${HC_SOAK_SEED:=20261201}"
 failed=
