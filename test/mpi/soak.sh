@@ -2,7 +2,8 @@
 # test/mpi/soak.sh - test_soak (random sequences of collectives on three
 # communicators, blocking and stream calls mixed, repeats on the same
 # buffers) at 2, 3, 4, 5 and 8 ranks with its own seed each, then at 4 ranks
-# with a 1 MB staging buffer so that messages cross it many times.
+# with a 1 MB staging buffer so that messages cross it many times, then with
+# registered buffers (-A: HcclMemAlloc'd, HcclCommRegister'ed) at 2 and 4.
 # HC_SOAK_NPS="2 4" overrides the rank counts, HC_SOAK_OPS the operations
 # per run, HC_SOAK_SEED the base seed.
 set -u
@@ -24,6 +25,13 @@ echo "=== test_soak on 4 ranks, HCCL_BUFFSIZE=1, seed $seed"
 HCCL_BUFFSIZE=1 sh "$here/mpirun.sh" 4 test_soak -n "$HC_SOAK_OPS" -s "$seed"
 rc=$?
 [ $rc -eq 0 ] || failed="$failed np=4-small-buffers(rc=$rc)"
+for np in 2 4; do
+    seed=$((HC_SOAK_SEED + 200 + np))
+    echo "=== test_soak on $np ranks, registered buffers, seed $seed"
+    sh "$here/mpirun.sh" "$np" test_soak -A -n "$HC_SOAK_OPS" -s "$seed"
+    rc=$?
+    [ $rc -eq 0 ] || failed="$failed np=$np-registered(rc=$rc)"
+done
 if [ -n "$failed" ]; then
     echo "soak.sh: FAILED:$failed"
     exit 1

@@ -41,10 +41,13 @@
  * out-of-place calls must be unchanged; guard zones around every buffer
  * must stay intact.
  *
- * Usage: test_soak [-n OPS] [-s SEED] [-m MAXBYTES] [-k NAME] [-o NO] [-v]
+ * Usage: test_soak [-n OPS] [-s SEED] [-m MAXBYTES] [-A] [-k NAME] [-o NO] [-v]
  *   -n  operations (default 600)
  *   -s  seed (default 20261201)
  *   -m  largest message in bytes (default 4 MiB)
+ *   -A  registered buffers: every buffer from one HcclMemAlloc pool of
+ *       64 MiB registered with all three communicators (again when a
+ *       split is made again), malloc once the pool is full
  *   -k  run only the operations of this collective (as -v names it), the
  *       others as barriers on their communicator and stream: the sequence
  *       drawn stays the same, so a failure can be narrowed down
@@ -124,6 +127,7 @@ static ctx_t g_cx[NCOMMS];
 static HcclStream g_st[2];
 static int g_rank, g_n, g_verbose;
 static int g_only = -1; /* -k: run only this kind (the sequence drawn is the same) */
+static int g_reg;       /* -A */
 static long g_only_no = -1; /* -o: run only this operation */
 static long g_checks, g_fails, g_printed;
 static uint64_t g_rng;
@@ -184,6 +188,46 @@ static void fail(const op_t *o, const char *what)
     char d[256];
     describe(o, d, sizeof d);
     fprintf(stderr, "test_soak: rank %d: FAIL %s: %s\n", g_rank, d, what);
+}
+
+/* -A: a bump allocator over one registered HcclMemAlloc region, reset
+ * whenever every block is back; malloc beyond it */
+#define POOL_BYTES ((size_t)64 << 20)
+static unsigned char *g_pool;
+static size_t g_pool_top;
+static long g_pool_live;
+
+static void *pool_alloc(size_t n)
+{
+    n = (n + 63) & ~(size_t)63;
+    if (g_pool && n <= POOL_BYTES - g_pool_top) {
+        void *p = g_pool + g_pool_top;
+        g_pool_top += n;
+        g_pool_live++;
+        return p;
+    }
+    return malloc(n);
+}
+
+static void pool_free(void *p)
+{
+    if (g_pool && (unsigned char *)p >= g_pool && (unsigned char *)p < g_pool + POOL_BYTES) {
+        if (--g_pool_live == 0)
+            g_pool_top = 0;
+    } else {
+        free(p);
+    }
+}
+
+static void pool_register(int ci)
+{
+    void *handle;
+    HcclResult r = HcclCommRegister(g_cx[ci].h, g_pool, POOL_BYTES, &handle);
+    if (r != HCCL_SUCCESS) {
+        fprintf(stderr, "test_soak: rank %d: HcclCommRegister(%s): %s\n", g_rank, g_cx[ci].name,
+                HcclGetErrorString(r));
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
 }
 
 /* ------------------------------------------------------------ drawing */
@@ -697,6 +741,8 @@ static void remake(int ci)
         g_fails++;
         MPI_Abort(MPI_COMM_WORLD, 1);
     }
+    if (g_pool)
+        pool_register(ci);
 }
 
 static void init_comms(void)
@@ -754,6 +800,8 @@ int main(int argc, char **argv)
             g_max = (size_t)strtoull(argv[++i], NULL, 0);
         else if (!strcmp(argv[i], "-v"))
             g_verbose = 1;
+        else if (!strcmp(argv[i], "-A"))
+            g_reg = 1;
         else if (!strcmp(argv[i], "-o") && i + 1 < argc)
             g_only_no = atol(argv[++i]);
         else if (!strcmp(argv[i], "-k") && i + 1 < argc) {
@@ -770,8 +818,8 @@ int main(int argc, char **argv)
         }
         else {
             if (g_rank == 0)
-                fprintf(stderr, "usage: test_soak [-n OPS] [-s SEED] [-m MAXBYTES] [-k NAME] "
-                                "[-o NO] [-v]\n");
+                fprintf(stderr, "usage: test_soak [-n OPS] [-s SEED] [-m MAXBYTES] [-A] "
+                                "[-k NAME] [-o NO] [-v]\n");
             MPI_Finalize();
             return 2;
         }
@@ -780,6 +828,16 @@ int main(int argc, char **argv)
         g_max = 64;
     g_rng = seed;
     init_comms();
+    if (g_reg) {
+        HcclResult r = HcclMemAlloc((void **)&g_pool, POOL_BYTES);
+        if (r != HCCL_SUCCESS) {
+            fprintf(stderr, "test_soak: rank %d: HcclMemAlloc: %s\n", g_rank, HcclGetErrorString(r));
+            MPI_Abort(MPI_COMM_WORLD, 1);
+        }
+        rc_buf_allocator(pool_alloc, pool_free);
+        for (int i = 0; i < NCOMMS; i++)
+            pool_register(i);
+    }
 
     op_t batch[MAX_BATCH];
     op_t last;
@@ -824,6 +882,13 @@ int main(int argc, char **argv)
             release(&batch[i]);
         }
         done += nb;
+        if (g_pool && g_pool_top > POOL_BYTES / 2) /* let the pool empty and start over */
+            for (int i = 0; i < NCOMMS; i++)
+                if (g_have_keep[i]) {
+                    rc_buf_free(&g_keep[i].sb);
+                    rc_buf_free(&g_keep[i].rb);
+                    g_have_keep[i] = 0;
+                }
         if (rnd_below(40) == 0) {
             const int ci = 1 + (int)rnd_below(NCOMMS - 1);
             if (g_verbose && g_rank == 0) {
@@ -843,12 +908,15 @@ int main(int argc, char **argv)
     HcclStreamDestroy(g_st[0]);
     HcclStreamDestroy(g_st[1]);
     for (int i = NCOMMS - 1; i >= 0; i--)
-        HcclCommDestroy(g_cx[i].h);
+        HcclCommDestroy(g_cx[i].h); /* drops the registrations */
+    if (g_pool)
+        HcclMemFree(g_pool);
     long sums[2] = {g_checks, g_fails}, tot[2];
     MPI_Reduce(sums, tot, 2, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
     if (g_rank == 0)
-        printf("test_soak: %ld operations, %ld checks, %ld failures (seed %" PRIu64 ", %d ranks)\n",
-               nops, tot[0], tot[1], seed, g_n);
+        printf("test_soak: %ld operations, %ld checks, %ld failures (seed %" PRIu64
+               ", %d ranks%s)\n",
+               nops, tot[0], tot[1], seed, g_n, g_reg ? ", registered buffers" : "");
     for (int i = 1; i < NCOMMS; i++)
         MPI_Comm_free(&g_cx[i].m);
     MPI_Finalize();
