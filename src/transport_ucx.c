@@ -10,7 +10,8 @@
  * finds every fragment of an eager message already there:
  * openucx/ucx#9131); the slot then keeps the status until finish_post
  * attaches it, which completes the transfer there (test_soak found
- * AlltoAllV hanging on such a receive, its data delivered). Endpoints use peer error handling so that
+ * AlltoAllV hanging on such a receive, its data delivered; docs/DESIGN.md,
+ * "Failures and timeouts"). Endpoints use peer error handling so that
  * a dead peer fails the operation instead of hanging it; UCX then drops
  * shared memory unless UCX_MM_ERROR_HANDLING=y, which we set unless the
  * user did (UCX-FACTS.md); likewise UCX_KEEPALIVE_INTERVAL=1s, so that a
