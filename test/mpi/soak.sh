@@ -3,7 +3,8 @@
 # communicators, blocking and stream calls mixed, repeats on the same
 # buffers) at 2, 3, 4, 5 and 8 ranks with its own seed each, then at 4 ranks
 # with a 1 MB staging buffer so that messages cross it many times, then with
-# registered buffers (-A: HcclMemAlloc'd, HcclCommRegister'ed) at 2 and 4.
+# registered buffers (-A: HcclMemAlloc'd, HcclCommRegister'ed) at 2 and 4,
+# then with two threads driving different communicators at once (-T) at 3.
 # HC_SOAK_NPS="2 4" overrides the rank counts, HC_SOAK_OPS the operations
 # per run, HC_SOAK_SEED the base seed.
 set -u
@@ -32,6 +33,11 @@ for np in 2 4; do
     rc=$?
     [ $rc -eq 0 ] || failed="$failed np=$np-registered(rc=$rc)"
 done
+seed=$((HC_SOAK_SEED + 300))
+echo "=== test_soak on 3 ranks, two threads, seed $seed"
+sh "$here/mpirun.sh" 3 test_soak -T -n "$HC_SOAK_OPS" -s "$seed"
+rc=$?
+[ $rc -eq 0 ] || failed="$failed np=3-threads(rc=$rc)"
 if [ -n "$failed" ]; then
     echo "soak.sh: FAILED:$failed"
     exit 1

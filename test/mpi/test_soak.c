@@ -41,13 +41,18 @@
  * out-of-place calls must be unchanged; guard zones around every buffer
  * must stay intact.
  *
- * Usage: test_soak [-n OPS] [-s SEED] [-m MAXBYTES] [-A] [-k NAME] [-o NO] [-v]
+ * Usage: test_soak [-n OPS] [-s SEED] [-m MAXBYTES] [-A | -T] [-k NAME] [-o NO] [-v]
  *   -n  operations (default 600)
  *   -s  seed (default 20261201)
  *   -m  largest message in bytes (default 4 MiB)
  *   -A  registered buffers: every buffer from one HcclMemAlloc pool of
  *       64 MiB registered with all three communicators (again when a
  *       split is made again), malloc once the pool is full
+ *   -T  two threads: one drives the world and the halves, the other the
+ *       permuted communicator, each its own sequence (seed, seed + 4096)
+ *       with its own two streams, OPS operations each, at the same time
+ *       (blocking calls on different communicators from different threads
+ *       progress: docs/DESIGN.md); references computed locally, without MPI
  *   -k  run only the operations of this collective (as -v names it), the
  *       others as barriers on their communicator and stream: the sequence
  *       drawn stays the same, so a failure can be narrowed down
@@ -62,6 +67,7 @@
 #include <hccl/hccl_mpi.h>
 
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -124,18 +130,22 @@ typedef struct {
 } op_t;
 
 static ctx_t g_cx[NCOMMS];
-static HcclStream g_st[2];
 static int g_rank, g_n, g_verbose;
+static int g_threads = 1; /* -T: 2 */
 static int g_only = -1; /* -k: run only this kind (the sequence drawn is the same) */
 static int g_reg;       /* -A */
 static long g_only_no = -1; /* -o: run only this operation */
-static long g_checks, g_fails, g_printed;
-static uint64_t g_rng;
 static size_t g_max = (size_t)4 << 20;
+/* per sequence (thread): its streams, the communicators it drives, its
+ * generator and counts */
+static _Thread_local HcclStream g_st[2];
+static _Thread_local int g_cis[NCOMMS], g_ncis, g_tid;
+static _Thread_local long g_checks, g_fails, g_printed;
+static _Thread_local uint64_t g_rng;
 /* the last blocking operation's buffers per communicator, which a repeat
  * takes over (the same addresses, as a training loop has) */
-static op_t g_keep[NCOMMS];
-static int g_have_keep[NCOMMS];
+static _Thread_local op_t g_keep[NCOMMS];
+static _Thread_local int g_have_keep[NCOMMS];
 
 static uint64_t rnd(void)
 {
@@ -187,7 +197,8 @@ static void fail(const op_t *o, const char *what)
         return;
     char d[256];
     describe(o, d, sizeof d);
-    fprintf(stderr, "test_soak: rank %d: FAIL %s: %s\n", g_rank, d, what);
+    fprintf(stderr, "test_soak: rank %d%s: FAIL %s: %s\n", g_rank,
+            g_threads > 1 ? (g_tid ? " thread 1" : " thread 0") : "", d, what);
 }
 
 /* -A: a bump allocator over one registered HcclMemAlloc region, reset
@@ -333,7 +344,7 @@ static void draw(op_t *o, const op_t *prev, long no, int blocking_only)
         return;
     }
     o->kind = draw_kind();
-    o->ci = (int)rnd_below(NCOMMS);
+    o->ci = g_cis[rnd_below((uint64_t)g_ncis)];
     if (reduces(o->kind)) {
         do {
             o->t = TYPES[rnd_below(NTYPES)];
@@ -380,9 +391,30 @@ static void take_bufs(op_t *o, size_t sbytes, size_t rbytes)
     xbuf(&o->rb, rbytes, es);
 }
 
+/* The reduction of every rank's input, each regenerated here (inputs are
+ * exact in any order, refcheck.h): no MPI call, for -T. */
+static void local_reduce(const op_t *o, unsigned char *ref, uint64_t count)
+{
+    const ctx_t *cx = &g_cx[o->ci];
+    const HcclReduceOp base = o->op == HCCL_REDUCE_AVG ? HCCL_REDUCE_SUM : o->op;
+    unsigned char *in = xmalloc(count * rc_esize(o->t));
+    rc_fill_reduce(ref, count, o->t, o->op, 0, cx->n, o->seed);
+    for (int q = 1; q < cx->n; q++) {
+        rc_fill_reduce(in, count, o->t, o->op, q, cx->n, o->seed);
+        rc_reduce_local(ref, in, count, o->t, base);
+    }
+    if (o->op == HCCL_REDUCE_AVG)
+        rc_scale_local(ref, count, o->t, cx->n);
+    free(in);
+}
+
 static void reduce_ref(op_t *o, const unsigned char *in, unsigned char *ref, uint64_t count)
 {
     const ctx_t *cx = &g_cx[o->ci];
+    if (g_threads > 1) {
+        local_reduce(o, ref, count);
+        return;
+    }
     if (rc_reference_reduce(in, ref, count, o->t, o->op, cx->m) != 0) {
         fail(o, "no reference for this type and op");
         memset(ref, 0, count * rc_esize(o->t));
@@ -761,10 +793,6 @@ static void init_comms(void)
         r = split_of(1, &g_cx[1].h);
     if (r == HCCL_SUCCESS)
         r = split_of(2, &g_cx[2].h);
-    if (r == HCCL_SUCCESS)
-        r = HcclStreamCreate(&g_st[0]);
-    if (r == HCCL_SUCCESS)
-        r = HcclStreamCreateWithPriority(&g_st[1], 1);
     if (r != HCCL_SUCCESS) {
         fprintf(stderr, "test_soak: rank %d: set-up failed: %s\n", g_rank, HcclGetErrorString(r));
         MPI_Abort(MPI_COMM_WORLD, 1);
@@ -784,69 +812,46 @@ static void init_comms(void)
     }
 }
 
-int main(int argc, char **argv)
-{
-    long nops = 600;
-    uint64_t seed = 20261201;
-    MPI_Init(&argc, &argv);
-    MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &g_n);
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "-n") && i + 1 < argc)
-            nops = atol(argv[++i]);
-        else if (!strcmp(argv[i], "-s") && i + 1 < argc)
-            seed = strtoull(argv[++i], NULL, 0);
-        else if (!strcmp(argv[i], "-m") && i + 1 < argc)
-            g_max = (size_t)strtoull(argv[++i], NULL, 0);
-        else if (!strcmp(argv[i], "-v"))
-            g_verbose = 1;
-        else if (!strcmp(argv[i], "-A"))
-            g_reg = 1;
-        else if (!strcmp(argv[i], "-o") && i + 1 < argc)
-            g_only_no = atol(argv[++i]);
-        else if (!strcmp(argv[i], "-k") && i + 1 < argc) {
-            const char *k = argv[++i];
-            for (int j = 0; j < NKINDS; j++)
-                if (!strcmp(k, KIND_NAME[j]))
-                    g_only = j;
-            if (g_only < 0) {
-                if (g_rank == 0)
-                    fprintf(stderr, "test_soak: -k %s: no such operation\n", k);
-                MPI_Finalize();
-                return 2;
-            }
-        }
-        else {
-            if (g_rank == 0)
-                fprintf(stderr, "usage: test_soak [-n OPS] [-s SEED] [-m MAXBYTES] [-A] "
-                                "[-k NAME] [-o NO] [-v]\n");
-            MPI_Finalize();
-            return 2;
-        }
-    }
-    if (g_max < 64)
-        g_max = 64;
-    g_rng = seed;
-    init_comms();
-    if (g_reg) {
-        HcclResult r = HcclMemAlloc((void **)&g_pool, POOL_BYTES);
-        if (r != HCCL_SUCCESS) {
-            fprintf(stderr, "test_soak: rank %d: HcclMemAlloc: %s\n", g_rank, HcclGetErrorString(r));
-            MPI_Abort(MPI_COMM_WORLD, 1);
-        }
-        rc_buf_allocator(pool_alloc, pool_free);
-        for (int i = 0; i < NCOMMS; i++)
-            pool_register(i);
-    }
+typedef struct {
+    uint64_t seed;
+    long nops;
+    int tid;
+    long checks, fails; /* out */
+} run_arg_t;
 
+/* One sequence: batches drawn from a->seed on this thread's communicators. */
+static void *run_seq(void *p)
+{
+    run_arg_t *a = p;
+    g_tid = a->tid;
+    g_rng = a->seed;
+    if (g_threads == 1) {
+        g_ncis = NCOMMS;
+        for (int i = 0; i < NCOMMS; i++)
+            g_cis[i] = i;
+    } else if (g_tid == 0) {
+        g_ncis = 2;
+        g_cis[0] = 0;
+        g_cis[1] = 1;
+    } else {
+        g_ncis = 1;
+        g_cis[0] = 2;
+    }
+    HcclResult r = HcclStreamCreate(&g_st[0]);
+    if (r == HCCL_SUCCESS)
+        r = HcclStreamCreateWithPriority(&g_st[1], 1);
+    if (r != HCCL_SUCCESS) {
+        fprintf(stderr, "test_soak: rank %d: HcclStreamCreate: %s\n", g_rank, HcclGetErrorString(r));
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
     op_t batch[MAX_BATCH];
     op_t last;
     int have_last = 0;
     long done = 0;
-    while (done < nops) {
+    while (done < a->nops) {
         int nb = 1 + (int)rnd_below(MAX_BATCH);
-        if (nb > nops - done)
-            nb = (int)(nops - done);
+        if (nb > a->nops - done)
+            nb = (int)(a->nops - done);
         for (int i = 0; i < nb; i++) {
             op_t *o = &batch[i];
             draw(o, have_last ? &last : NULL, done + i, 0);
@@ -859,7 +864,7 @@ int main(int argc, char **argv)
             if (g_verbose && g_rank == 0) {
                 char d[256];
                 describe(o, d, sizeof d);
-                printf("test_soak: %s\n", d);
+                printf("test_soak:%s %s\n", g_threads > 1 ? (g_tid ? " [1]" : " [0]") : "", d);
                 fflush(stdout);
             }
             HcclResult r = post(o);
@@ -889,8 +894,10 @@ int main(int argc, char **argv)
                     rc_buf_free(&g_keep[i].rb);
                     g_have_keep[i] = 0;
                 }
-        if (rnd_below(40) == 0) {
-            const int ci = 1 + (int)rnd_below(NCOMMS - 1);
+        /* a split is made from the world: only by the sequence that drives
+         * the world, and only one it drives itself */
+        if (g_cis[0] == 0 && rnd_below(40) == 0) {
+            const int ci = g_threads > 1 ? 1 : 1 + (int)rnd_below(NCOMMS - 1);
             if (g_verbose && g_rank == 0) {
                 printf("test_soak: after op %ld: %s made again\n", done - 1, g_cx[ci].name);
                 fflush(stdout);
@@ -907,16 +914,106 @@ int main(int argc, char **argv)
     }
     HcclStreamDestroy(g_st[0]);
     HcclStreamDestroy(g_st[1]);
+    a->checks = g_checks;
+    a->fails = g_fails;
+    return NULL;
+}
+
+int main(int argc, char **argv)
+{
+    long nops = 600;
+    uint64_t seed = 20261201;
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &g_n);
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "-n") && i + 1 < argc)
+            nops = atol(argv[++i]);
+        else if (!strcmp(argv[i], "-s") && i + 1 < argc)
+            seed = strtoull(argv[++i], NULL, 0);
+        else if (!strcmp(argv[i], "-m") && i + 1 < argc)
+            g_max = (size_t)strtoull(argv[++i], NULL, 0);
+        else if (!strcmp(argv[i], "-v"))
+            g_verbose = 1;
+        else if (!strcmp(argv[i], "-A"))
+            g_reg = 1;
+        else if (!strcmp(argv[i], "-T"))
+            g_threads = 2;
+        else if (!strcmp(argv[i], "-o") && i + 1 < argc)
+            g_only_no = atol(argv[++i]);
+        else if (!strcmp(argv[i], "-k") && i + 1 < argc) {
+            const char *k = argv[++i];
+            for (int j = 0; j < NKINDS; j++)
+                if (!strcmp(k, KIND_NAME[j]))
+                    g_only = j;
+            if (g_only < 0) {
+                if (g_rank == 0)
+                    fprintf(stderr, "test_soak: -k %s: no such operation\n", k);
+                MPI_Finalize();
+                return 2;
+            }
+        }
+        else {
+            if (g_rank == 0)
+                fprintf(stderr, "usage: test_soak [-n OPS] [-s SEED] [-m MAXBYTES] [-A | -T] "
+                                "[-k NAME] [-o NO] [-v]\n");
+            MPI_Finalize();
+            return 2;
+        }
+    }
+    if (g_max < 64)
+        g_max = 64;
+    if (g_reg && g_threads > 1) {
+        if (g_rank == 0)
+            fprintf(stderr, "test_soak: -A and -T together: the pool is not thread-safe\n");
+        MPI_Finalize();
+        return 2;
+    }
+    init_comms();
+    if (g_reg) {
+        HcclResult r = HcclMemAlloc((void **)&g_pool, POOL_BYTES);
+        if (r != HCCL_SUCCESS) {
+            fprintf(stderr, "test_soak: rank %d: HcclMemAlloc: %s\n", g_rank, HcclGetErrorString(r));
+            MPI_Abort(MPI_COMM_WORLD, 1);
+        }
+        rc_buf_allocator(pool_alloc, pool_free);
+        for (int i = 0; i < NCOMMS; i++)
+            pool_register(i);
+    }
+
+    run_arg_t args[2];
+    for (int t = 0; t < g_threads; t++) {
+        args[t].seed = seed + (uint64_t)t * 0x1000;
+        args[t].nops = nops;
+        args[t].tid = t;
+    }
+    if (g_threads == 1) {
+        run_seq(&args[0]);
+    } else { /* thread 0: world and half; thread 1: permuted */
+        pthread_t th;
+        if (pthread_create(&th, NULL, run_seq, &args[1]) != 0) {
+            fprintf(stderr, "test_soak: rank %d: pthread_create failed\n", g_rank);
+            MPI_Abort(MPI_COMM_WORLD, 1);
+        }
+        run_seq(&args[0]);
+        pthread_join(th, NULL);
+    }
+    long checks = 0, fails = 0;
+    for (int t = 0; t < g_threads; t++) {
+        checks += args[t].checks;
+        fails += args[t].fails;
+    }
     for (int i = NCOMMS - 1; i >= 0; i--)
         HcclCommDestroy(g_cx[i].h); /* drops the registrations */
     if (g_pool)
         HcclMemFree(g_pool);
-    long sums[2] = {g_checks, g_fails}, tot[2];
+    long sums[2] = {checks, fails}, tot[2];
     MPI_Reduce(sums, tot, 2, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
     if (g_rank == 0)
         printf("test_soak: %ld operations, %ld checks, %ld failures (seed %" PRIu64
-               ", %d ranks%s)\n",
-               nops, tot[0], tot[1], seed, g_n, g_reg ? ", registered buffers" : "");
+               ", %d ranks%s%s)\n",
+               nops * g_threads, tot[0], tot[1], seed, g_n, g_reg ? ", registered buffers" : "",
+               g_threads > 1 ? ", two threads" : "");
     for (int i = 1; i < NCOMMS; i++)
         MPI_Comm_free(&g_cx[i].m);
     MPI_Finalize();
