@@ -4,7 +4,9 @@
 # buffers) at 2, 3, 4, 5 and 8 ranks with its own seed each, then at 4 ranks
 # with a 1 MB staging buffer so that messages cross it many times, then with
 # registered buffers (-A: HcclMemAlloc'd, HcclCommRegister'ed) at 2 and 4,
-# then with two threads driving different communicators at once (-T) at 3.
+# then with two threads driving different communicators at once (-T) at 3,
+# then at 4 ranks declared on two hosts (HCCL_TOPO_FILE: hierarchical
+# algorithms, traffic between the hosts over UCX TCP).
 # HC_SOAK_NPS="2 4" overrides the rank counts, HC_SOAK_OPS the operations
 # per run, HC_SOAK_SEED the base seed.
 set -u
@@ -38,6 +40,22 @@ echo "=== test_soak on 3 ranks, two threads, seed $seed"
 sh "$here/mpirun.sh" 3 test_soak -T -n "$HC_SOAK_OPS" -s "$seed"
 rc=$?
 [ $rc -eq 0 ] || failed="$failed np=3-threads(rc=$rc)"
+topo=$(mktemp /tmp/hcomm-soak-topo.XXXXXX)
+cat > "$topo" <<'EOF2'
+hcomm-topology 1
+cluster sim
+rack r0 switch=tor0
+node hostA rack=r0 numa=1
+node hostB rack=r0 numa=1
+rank 0,2 node=hostA numa=0
+rank 1,3 node=hostB numa=0
+EOF2
+seed=$((HC_SOAK_SEED + 400))
+echo "=== test_soak on 4 ranks declared on two hosts, seed $seed"
+HCCL_TOPO_FILE=$topo sh "$here/mpirun.sh" 4 test_soak -n "$HC_SOAK_OPS" -s "$seed"
+rc=$?
+rm -f "$topo"
+[ $rc -eq 0 ] || failed="$failed np=4-two-hosts(rc=$rc)"
 if [ -n "$failed" ]; then
     echo "soak.sh: FAILED:$failed"
     exit 1
