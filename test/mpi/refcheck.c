@@ -659,13 +659,45 @@ static unsigned char guard_byte(size_t j)
     return (unsigned char)(0xa5u ^ (j * 7u));
 }
 
-static void *(*buf_alloc)(size_t) = malloc;
-static void (*buf_release)(void *) = free;
+/* rc_buf_pool: a bump allocator over [pool, pool + pool_bytes), reset
+ * whenever every block is back; malloc beyond it. */
+static unsigned char *pool;
+static size_t pool_bytes, pool_top;
+static long pool_live;
 
-void rc_buf_allocator(void *(*alloc)(size_t), void (*release)(void *))
+void rc_buf_pool(void *base, size_t bytes)
 {
-    buf_alloc = alloc;
-    buf_release = release;
+    pool = base;
+    pool_bytes = base ? bytes : 0;
+    pool_top = 0;
+    pool_live = 0;
+}
+
+size_t rc_buf_pool_used(void)
+{
+    return pool_top;
+}
+
+static void *buf_alloc(size_t n)
+{
+    n = (n + 63) & ~(size_t)63;
+    if (pool && n <= pool_bytes - pool_top) {
+        void *p = pool + pool_top;
+        pool_top += n;
+        pool_live++;
+        return p;
+    }
+    return malloc(n);
+}
+
+static void buf_release(void *p)
+{
+    if (pool && (unsigned char *)p >= pool && (unsigned char *)p < pool + pool_bytes) {
+        if (--pool_live == 0)
+            pool_top = 0;
+    } else {
+        free(p);
+    }
 }
 
 int rc_buf_alloc(rc_buf_t *b, size_t bytes, size_t esize)

@@ -100,8 +100,13 @@ typedef struct {
 } rc_buf_t;
 int rc_buf_alloc(rc_buf_t *b, size_t bytes, size_t esize);
 void rc_buf_free(rc_buf_t *b);
-/* Where rc_buf_alloc takes its blocks (default malloc and free). */
-void rc_buf_allocator(void *(*alloc)(size_t), void (*release)(void *));
+/* rc_buf_alloc takes its blocks from [base, base + bytes) (e.g. registered
+ * memory from HcclMemAlloc) while they fit, with a bump allocator that
+ * starts over whenever every block is back, and from malloc beyond it;
+ * base NULL: malloc only (the default). */
+void rc_buf_pool(void *base, size_t bytes);
+/* Bytes of the pool in use (0 once every block is back). */
+size_t rc_buf_pool_used(void);
 /* Fill the payload with a recognisable "not written" pattern. */
 void rc_buf_poison(rc_buf_t *b, unsigned char salt);
 /* 0 if both guards are intact; else the offset (1-based, negative before the

@@ -76,37 +76,13 @@ static int g_printed;
 static uint64_t g_seed = 20240611, g_case;
 static int g_quick, g_nobig, g_verbose, g_reg;
 
-/* -A: a bump allocator over one HcclMemAlloc region, reset whenever every
- * block is back (each case frees what it took); malloc beyond it */
+/* -A: the buffers come from one HcclMemAlloc region (rc_buf_pool; each
+ * case frees what it took, so the pool starts over) */
 #define POOL_BYTES ((size_t)48 << 20)
 /* dup's two registrations meet here: 3 pages and a cache line, no page
  * boundary of any size (a peer maps the tail from the page below) */
 #define POOL_SPLIT ((size_t)(3 << 12) + 64)
 static unsigned char *g_pool;
-static size_t g_pool_top;
-static long g_pool_live;
-
-static void *pool_alloc(size_t n)
-{
-    n = (n + 63) & ~(size_t)63;
-    if (g_pool && n <= POOL_BYTES - g_pool_top) {
-        void *p = g_pool + g_pool_top;
-        g_pool_top += n;
-        g_pool_live++;
-        return p;
-    }
-    return malloc(n);
-}
-
-static void pool_free(void *p)
-{
-    if (g_pool && (unsigned char *)p >= g_pool && (unsigned char *)p < g_pool + POOL_BYTES) {
-        if (--g_pool_live == 0)
-            g_pool_top = 0;
-    } else {
-        free(p);
-    }
-}
 
 static const HcclDataType ALL_TYPES[] = {
     HCCL_DATA_TYPE_INT8,   HCCL_DATA_TYPE_INT16,   HCCL_DATA_TYPE_INT32,
@@ -1359,7 +1335,7 @@ int main(int argc, char **argv)
         if (r == HCCL_SUCCESS) {
             check_rc(&c0, "HcclCommRegister(world, pool)",
                      HcclCommRegister(w.h, g_pool, POOL_BYTES, &wreg), HCCL_SUCCESS);
-            rc_buf_allocator(pool_alloc, pool_free);
+            rc_buf_pool(g_pool, POOL_BYTES);
         }
     }
     t_queries(&w);
@@ -1425,7 +1401,7 @@ int main(int argc, char **argv)
     }
     check_rc(&c0, "HcclCommDestroy(world)", HcclCommDestroy(w.h), HCCL_SUCCESS);
     if (g_pool) {
-        rc_buf_allocator(malloc, free);
+        rc_buf_pool(NULL, 0);
         check_rc(&c0, "HcclMemFree(pool)", HcclMemFree(g_pool), HCCL_SUCCESS);
     }
     MPI_Comm_free(&half_m);

@@ -201,34 +201,10 @@ static void fail(const op_t *o, const char *what)
             g_threads > 1 ? (g_tid ? " thread 1" : " thread 0") : "", d, what);
 }
 
-/* -A: a bump allocator over one registered HcclMemAlloc region, reset
- * whenever every block is back; malloc beyond it */
+/* -A: the buffers come from one registered HcclMemAlloc region
+ * (rc_buf_pool) */
 #define POOL_BYTES ((size_t)64 << 20)
 static unsigned char *g_pool;
-static size_t g_pool_top;
-static long g_pool_live;
-
-static void *pool_alloc(size_t n)
-{
-    n = (n + 63) & ~(size_t)63;
-    if (g_pool && n <= POOL_BYTES - g_pool_top) {
-        void *p = g_pool + g_pool_top;
-        g_pool_top += n;
-        g_pool_live++;
-        return p;
-    }
-    return malloc(n);
-}
-
-static void pool_free(void *p)
-{
-    if (g_pool && (unsigned char *)p >= g_pool && (unsigned char *)p < g_pool + POOL_BYTES) {
-        if (--g_pool_live == 0)
-            g_pool_top = 0;
-    } else {
-        free(p);
-    }
-}
 
 static void pool_register(int ci)
 {
@@ -320,12 +296,12 @@ static void vary_one(op_t *o)
     }
 }
 
-static void draw(op_t *o, const op_t *prev, long no, int blocking_only)
+static void draw(op_t *o, const op_t *prev, long no)
 {
     memset(o, 0, sizeof *o);
     o->no = no;
     o->seed = rnd();
-    o->stream = blocking_only || rnd_below(5) < 2 ? -1 : (int)rnd_below(2);
+    o->stream = rnd_below(5) < 2 ? -1 : (int)rnd_below(2);
     if (prev && rnd_below(3) == 0) {
         o->repeat = 1;
         o->kind = prev->kind;
@@ -369,12 +345,6 @@ static void draw(op_t *o, const op_t *prev, long no, int blocking_only)
 }
 
 /* ------------------------------------------------------------ set-up */
-
-/* The bytes rank q puts in for a data-moving call (a pure function). */
-static void fill_of(unsigned char *out, size_t bytes, int q, uint64_t seed)
-{
-    rc_fill_bytes(out, bytes, q, seed);
-}
 
 /* rb and sb of the sizes wanted: the kept ones for a blocking repeat. */
 static void take_bufs(op_t *o, size_t sbytes, size_t rbytes)
@@ -477,7 +447,7 @@ static void prepare(op_t *o)
     case K_BROADCAST:
         take_bufs(o, 0, bytes);
         o->rexp = xmalloc(bytes);
-        fill_of(o->rexp, bytes, root, o->seed);
+        rc_fill_bytes(o->rexp, bytes, root, o->seed);
         if (me == root)
             memcpy(o->rb.p, o->rexp, bytes);
         else
@@ -488,7 +458,7 @@ static void prepare(op_t *o)
         take_bufs(o, o->inplace ? 0 : bytes, total);
         o->rexp = xmalloc(total);
         for (int q = 0; q < n; q++)
-            fill_of(o->rexp + (size_t)q * bytes, bytes, q, o->seed);
+            rc_fill_bytes(o->rexp + (size_t)q * bytes, bytes, q, o->seed);
         rc_buf_poison(&o->rb, 0x5d);
         if (o->inplace)
             memcpy(o->rb.p + (size_t)me * bytes, o->rexp + (size_t)me * bytes, bytes);
@@ -501,17 +471,17 @@ static void prepare(op_t *o)
             /* recvBuf = sendBuf + root * recvCount: the call writes nothing */
             take_bufs(o, 0, total);
             o->rexp = xmalloc(total);
-            fill_of(o->rexp, total, root, o->seed);
+            rc_fill_bytes(o->rexp, total, root, o->seed);
             memcpy(o->rb.p, o->rexp, total);
             o->chk_hi = total;
         } else {
             take_bufs(o, total, bytes);
             if (me == root)
-                fill_of(o->sb.p, total, root, o->seed);
+                rc_fill_bytes(o->sb.p, total, root, o->seed);
             else
                 rc_buf_poison(&o->sb, 0x5e); /* not significant: must stay so */
             in = xmalloc(total);
-            fill_of(in, total, root, o->seed);
+            rc_fill_bytes(in, total, root, o->seed);
             o->rexp = xmalloc(bytes);
             memcpy(o->rexp, in + (size_t)me * bytes, bytes);
             rc_buf_poison(&o->rb, 0x5f);
@@ -520,11 +490,11 @@ static void prepare(op_t *o)
         break;
     case K_ALLTOALL:
         take_bufs(o, total, total);
-        fill_of(o->sb.p, total, me, o->seed);
+        rc_fill_bytes(o->sb.p, total, me, o->seed);
         in = xmalloc(total);
         o->rexp = xmalloc(total);
         for (int q = 0; q < n; q++) {
-            fill_of(in, total, q, o->seed);
+            rc_fill_bytes(in, total, q, o->seed);
             memcpy(o->rexp + (size_t)q * bytes, in + (size_t)me * bytes, bytes);
         }
         rc_buf_poison(&o->rb, 0x60);
@@ -560,7 +530,7 @@ static void prepare(op_t *o)
             acc += o->rc[p] + 1;
         }
         take_bufs(o, st * es, rt * es);
-        fill_of(o->sb.p, st * es, me, o->seed);
+        rc_fill_bytes(o->sb.p, st * es, me, o->seed);
         rc_buf_poison(&o->rb, 0x61);
         o->rexp = xmalloc(rt * es + 1);
         memcpy(o->rexp, o->rb.p, rt * es);
@@ -572,7 +542,7 @@ static void prepare(op_t *o)
                 qst += cnt[q * n + p] + 1;
             }
             unsigned char *qin = xmalloc(qst * es);
-            fill_of(qin, qst * es, q, o->seed);
+            rc_fill_bytes(qin, qst * es, q, o->seed);
             memcpy(o->rexp + o->rd[q] * es, qin + qd * es, o->rc[q] * es);
             free(qin);
         }
@@ -583,15 +553,13 @@ static void prepare(op_t *o)
     case K_SENDRECV: {
         const int left = (me + n - 1) % n;
         take_bufs(o, bytes, bytes);
-        fill_of(o->sb.p, bytes, me, o->seed);
+        rc_fill_bytes(o->sb.p, bytes, me, o->seed);
         o->rexp = xmalloc(bytes);
-        if (n > 1) {
-            fill_of(o->rexp, bytes, left, o->seed);
-            rc_buf_poison(&o->rb, 0x62);
-        } else {
-            rc_buf_poison(&o->rb, 0x62); /* one rank: nothing to send */
+        rc_buf_poison(&o->rb, 0x62);
+        if (n > 1)
+            rc_fill_bytes(o->rexp, bytes, left, o->seed);
+        else /* one rank: nothing to send */
             memcpy(o->rexp, o->rb.p, bytes);
-        }
         o->chk_hi = bytes;
         break;
     }
@@ -854,7 +822,7 @@ static void *run_seq(void *p)
             nb = (int)(a->nops - done);
         for (int i = 0; i < nb; i++) {
             op_t *o = &batch[i];
-            draw(o, have_last ? &last : NULL, done + i, 0);
+            draw(o, have_last ? &last : NULL, done + i);
             last = *o;
             have_last = 1;
             if ((g_only >= 0 && o->kind != g_only) || (g_only_no >= 0 && o->no != g_only_no)) {
@@ -887,7 +855,7 @@ static void *run_seq(void *p)
             release(&batch[i]);
         }
         done += nb;
-        if (g_pool && g_pool_top > POOL_BYTES / 2) /* let the pool empty and start over */
+        if (g_pool && rc_buf_pool_used() > POOL_BYTES / 2) /* let the pool empty and start over */
             for (int i = 0; i < NCOMMS; i++)
                 if (g_have_keep[i]) {
                     rc_buf_free(&g_keep[i].sb);
@@ -976,7 +944,7 @@ int main(int argc, char **argv)
             fprintf(stderr, "test_soak: rank %d: HcclMemAlloc: %s\n", g_rank, HcclGetErrorString(r));
             MPI_Abort(MPI_COMM_WORLD, 1);
         }
-        rc_buf_allocator(pool_alloc, pool_free);
+        rc_buf_pool(g_pool, POOL_BYTES);
         for (int i = 0; i < NCOMMS; i++)
             pool_register(i);
     }
