@@ -597,6 +597,8 @@ HC_HOT int hc_comm_wait(hc_comm_t *c, hc_exec_t *const *ex, uint32_t n, const ch
 {
     hc_context_t *ctx = c->ctx;
     double timeout = c->cfg->exec_timeout, start = 0;
+    if (c->wait_scale > 1)
+        timeout *= c->wait_scale;
     if (c->wait_limit_s > 0 && (timeout <= 0 || c->wait_limit_s < timeout))
         timeout = c->wait_limit_s;
     unsigned idle = 0;
@@ -693,8 +695,9 @@ HC_HOT int hc_comm_wait(hc_comm_t *c, hc_exec_t *const *ex, uint32_t n, const ch
                         break;
                     }
                 HC_ERROR(HC_SUB_COLL,
-                         "%s timed out after %.1f s (HCCL_EXEC_TIMEOUT) on comm %s rank %u, "
-                         "op seq %u, algorithm %s: waiting at %s", what, t - start, c->name,
+                         "%s timed out after %.1f s (HCCL_EXEC_TIMEOUT%s) on comm %s rank %u, "
+                         "op seq %u, algorithm %s: waiting at %s", what, t - start,
+                         c->wait_scale > 1 ? " x2 for the survivors' agreement" : "", c->name,
                          c->rank, i < n ? ex[i]->seq : 0,
                          i < n && ex[i]->s->algo ? ex[i]->s->algo : "?", where);
                 rc = HCCL_E_TIMEOUT;

@@ -65,6 +65,7 @@ typedef struct hc_comm {
     volatile int async_error; /* first asynchronous error */
     volatile int aborted;
     double wait_limit_s;      /* > 0: a shorter deadline than HCCL_EXEC_TIMEOUT */
+    double wait_scale;        /* > 1: HCCL_EXEC_TIMEOUT times this (HcclCommRemoveMember) */
     uint64_t ops;             /* operations run (for logs) */
     /* bytes this rank sent to other nodes (docs/TOPOLOGY.md): by the last
      * collective that succeeded, and by all of them */

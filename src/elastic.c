@@ -681,6 +681,11 @@ HcclResult HcclCommRemoveMember(HcclComm comm, uint32_t failedRank)
         hc_ucx_ep_close(ctx, fp->ep, 1);
         fp->ep = NULL;
     }
+    /* and tell the other survivors, whose operations may still wait on it
+     * (until their deadline, for a hung process): they come sooner */
+    for (uint32_t r = 0; r < n; r++)
+        if (r != failedRank && r != c->rank)
+            hc_ucx_notice_failed(ctx, c->peer[r], c->peer[failedRank]);
     pthread_mutex_unlock(&ctx->lock);
     uint32_t *surv = malloc((size_t)n * sizeof(uint32_t));
     if (surv == NULL)
@@ -691,8 +696,13 @@ HcclResult HcclCommRemoveMember(HcclComm comm, uint32_t failedRank)
     const uint32_t me = c->rank - (c->rank > failedRank);
     uint32_t salt_in[2] = {c->epoch, failedRank};
     uint32_t v[4] = {hc_comm_propose_id(ctx), 0, failedRank, ~failedRank};
+    /* A survivor can come up to one deadline after another (one that only
+     * waited on survivors learns of the failure by the notice above, or by
+     * its deadline): twice HCCL_EXEC_TIMEOUT for this agreement. */
+    c->wait_scale = 2;
     rc = hc_ctrl_max(c, surv, n - 1, me, HC_CTRL_REMOVE,
                      hc_hash32(HC_HASH32_INIT, salt_in, sizeof(salt_in)), v, 4, fn);
+    c->wait_scale = 0;
     if (rc == HCCL_SUCCESS && (v[2] != failedRank || v[3] != (uint32_t)~failedRank)) {
         HC_ERROR(HC_SUB_ELASTIC, "%s on %s: the survivors passed different failed ranks", fn,
                  c->name);

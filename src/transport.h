@@ -29,7 +29,10 @@ typedef struct hc_transport_ops {
     int (*irecv)(void *tctx, uint32_t peer, void *buf, size_t len, uint64_t tag,
                  hc_xfer_t *x);
     /* Cancel a pending transfer; afterwards x->status is not HCCL_E_AGAIN
-     * and the transport no longer touches x or its buffer. */
+     * and the transport no longer touches x, nor the buffer of a receive.
+     * A send that UCX has started cannot be cancelled (openucx/ucx#9584):
+     * its buffer may still be read until the peer takes the message or
+     * the endpoint closes (docs/ELASTIC.md, "Limits"). */
     void (*cancel)(void *tctx, hc_xfer_t *x);
     /* Drive communication; returns the number of events processed. */
     int (*progress)(void *tctx);

@@ -62,6 +62,80 @@ int hc_ucx_status_to_hccl(ucs_status_t st)
     }
 }
 
+/* ---- failure notices --------------------------------------------------
+ * A survivor that calls HcclCommRemoveMember tells the other survivors
+ * which process it removes (an active message carrying the process's uid).
+ * They mark it failed in their address book, so that whatever of theirs
+ * still waits on it (a hung process is noticed by no endpoint, a dead one
+ * over shared memory only by keepalive) fails now instead of at its
+ * deadline, and they reach HcclCommRemoveMember about when the first
+ * survivor did (docs/ELASTIC.md, "Failures"). */
+enum { HC_AM_FAILED = 1 };
+
+static ucs_status_t failed_notice_cb(void *arg, const void *header, size_t header_length,
+                                     void *data, size_t length,
+                                     const ucp_am_recv_param_t *param)
+{
+    (void)data;
+    (void)length;
+    (void)param;
+    hc_context_t *ctx = arg;
+    uint64_t uid;
+    if (ctx->closing || header_length != sizeof(uid))
+        return UCS_OK;
+    memcpy(&uid, header, sizeof(uid));
+    if (uid == ctx->self.uid) {
+        HC_ERROR(HC_SUB_ELASTIC, "another member removed this process from a communicator "
+                 "(HcclCommRemoveMember): it took this process for failed");
+        return UCS_OK;
+    }
+    for (uint32_t i = 0; i < ctx->npeers; i++) {
+        hc_peer_t *p = ctx->peers[i];
+        if (p->card.uid == uid) {
+            if (!p->failed) {
+                HC_WARN(HC_SUB_ELASTIC, "process %s:%d was removed by another member "
+                        "(HcclCommRemoveMember): operations that wait on it here fail now",
+                        p->card.host, p->card.pid);
+                p->failed = HCCL_E_REMOTE;
+            }
+            break;
+        }
+    }
+    return UCS_OK;
+}
+
+static ucs_status_t set_notice_handler(hc_context_t *ctx, ucp_worker_h w)
+{
+    ucp_am_handler_param_t hp;
+    memset(&hp, 0, sizeof(hp));
+    hp.field_mask = UCP_AM_HANDLER_PARAM_FIELD_ID | UCP_AM_HANDLER_PARAM_FIELD_CB |
+                    UCP_AM_HANDLER_PARAM_FIELD_ARG;
+    hp.id = HC_AM_FAILED;
+    hp.cb = failed_notice_cb;
+    hp.arg = ctx;
+    return ucp_worker_set_am_recv_handler(w, &hp);
+}
+
+void hc_ucx_notice_failed(hc_context_t *ctx, uint32_t to, uint32_t failed)
+{
+    int rc;
+    ucp_ep_h ep = ctx->peers[to]->failed ? NULL : hc_ctx_ep(ctx, to, &rc);
+    if (ep == NULL)
+        return;
+    /* the header lives in the address book, whose entries never move: it
+     * stays valid however long the send takes */
+    const uint64_t *uid = &ctx->peers[failed]->card.uid;
+    ucp_request_param_t prm;
+    memset(&prm, 0, sizeof(prm));
+    ucs_status_ptr_t r = ucp_am_send_nbx(ep, HC_AM_FAILED, uid, sizeof(*uid), NULL, 0, &prm);
+    if (UCS_PTR_IS_PTR(r))
+        ucp_request_free(r); /* completes by itself; nothing waits for it */
+    else if (UCS_PTR_STATUS(r) != UCS_OK)
+        HC_WARN(HC_SUB_ELASTIC, "could not tell process %s:%d of the removal: %s",
+                ctx->peers[to]->card.host, ctx->peers[to]->card.pid,
+                ucs_status_string(UCS_PTR_STATUS(r)));
+}
+
 /* A simulated cluster (topo/topo.h: HCCL_TOPO_FILE puts ranks on several
  * nodes) gets a second context restricted to TCP: pairs on different
  * declared nodes of one machine talk through it (context.h). Not fatal:
@@ -80,7 +154,7 @@ static void tcp_worker_init(hc_context_t *ctx)
         memset(&p, 0, sizeof(p));
         p.field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_REQUEST_SIZE |
                        UCP_PARAM_FIELD_REQUEST_INIT;
-        p.features = UCP_FEATURE_TAG | UCP_FEATURE_WAKEUP;
+        p.features = UCP_FEATURE_TAG | UCP_FEATURE_AM | UCP_FEATURE_WAKEUP;
         p.request_size = sizeof(req_slot_t);
         p.request_init = slot_init;
         what = "ucp_init";
@@ -96,6 +170,8 @@ static void tcp_worker_init(hc_context_t *ctx)
         what = "ucp_worker_create";
         st = ucp_worker_create(ctx->ucp_tcp, &wp, &ctx->worker_tcp);
     }
+    if (st == UCS_OK)
+        what = "ucp_worker_set_am_recv_handler", st = set_notice_handler(ctx, ctx->worker_tcp);
     if (st == UCS_OK && (what = "ucp_worker_get_address",
                          st = ucp_worker_get_address(ctx->worker_tcp, &addr, &len)) == UCS_OK) {
         if (len <= HC_ADDR_TCP_MAX) {
@@ -142,7 +218,7 @@ int hc_ucx_init(hc_context_t *ctx)
     memset(&p, 0, sizeof(p));
     p.field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_REQUEST_SIZE |
                    UCP_PARAM_FIELD_REQUEST_INIT | UCP_PARAM_FIELD_MT_WORKERS_SHARED;
-    p.features = UCP_FEATURE_TAG | UCP_FEATURE_RMA | UCP_FEATURE_WAKEUP;
+    p.features = UCP_FEATURE_TAG | UCP_FEATURE_RMA | UCP_FEATURE_AM | UCP_FEATURE_WAKEUP;
     p.request_size = sizeof(req_slot_t);
     p.request_init = slot_init;
     p.mt_workers_shared = 0;
@@ -159,6 +235,14 @@ int hc_ucx_init(hc_context_t *ctx)
     st = ucp_worker_create(ctx->ucp, &wp, &ctx->worker);
     if (st != UCS_OK) {
         HC_ERROR(HC_SUB_TRANSPORT, "ucp_worker_create failed: %s", ucs_status_string(st));
+        ucp_cleanup(ctx->ucp);
+        return HCCL_E_NETWORK;
+    }
+    st = set_notice_handler(ctx, ctx->worker);
+    if (st != UCS_OK) {
+        HC_ERROR(HC_SUB_TRANSPORT, "ucp_worker_set_am_recv_handler failed: %s",
+                 ucs_status_string(st));
+        ucp_worker_destroy(ctx->worker);
         ucp_cleanup(ctx->ucp);
         return HCCL_E_NETWORK;
     }

@@ -13,5 +13,8 @@ void hc_ucx_fini(hc_context_t *ctx);
 int hc_ucx_ep_create(hc_context_t *ctx, uint32_t peer, ucp_ep_h *ep);
 void hc_ucx_ep_close(hc_context_t *ctx, ucp_ep_h ep, int force);
 int hc_ucx_status_to_hccl(ucs_status_t st);
+/* Tell address-book entry `to` that entry `failed` was removed as failed
+ * (HcclCommRemoveMember; ctx->lock held). Best effort: nothing waits. */
+void hc_ucx_notice_failed(hc_context_t *ctx, uint32_t to, uint32_t failed);
 
 #endif /* HC_TRANSPORT_UCX_H_ */
