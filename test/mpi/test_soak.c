@@ -41,7 +41,8 @@
  * out-of-place calls must be unchanged; guard zones around every buffer
  * must stay intact.
  *
- * Usage: test_soak [-n OPS] [-s SEED] [-m MAXBYTES] [-A | -T] [-k NAME] [-o NO] [-v]
+ * Usage: test_soak [-n OPS] [-s SEED] [-m MAXBYTES] [-A | -T | -F kill|stop -D DIR]
+ *                  [-k NAME] [-o NO] [-v]
  *   -n  operations (default 600)
  *   -s  seed (default 20261201)
  *   -m  largest message in bytes (default 4 MiB)
@@ -53,6 +54,30 @@
  *       with its own two streams, OPS operations each, at the same time
  *       (blocking calls on different communicators from different threads
  *       progress: docs/DESIGN.md); references computed locally, without MPI
+ *   -F  a member fails mid-sequence (3 or more ranks): one rank drawn from
+ *       the seed kills itself (SIGKILL) or stops (SIGSTOP) at an operation
+ *       drawn from the seed (between a third and two thirds of OPS), with
+ *       operations of its batch possibly still in flight on its streams.
+ *       In that batch the survivors post every operation and accept, per
+ *       operation, a right result or HCCL_E_REMOTE / HCCL_E_TIMEOUT (with
+ *       the send buffer unchanged and the guard zones intact); a Barrier
+ *       that the failed rank never entered must not succeed. Then, at
+ *       once (survivors come at different times: some learn of the
+ *       failure from UCX, some at a deadline), they recover:
+ *       HcclCommAbort of the world (one run in two), HcclCommRemoveMember
+ *       on the world, an AllReduce over the recovered world to agree which
+ *       communicators saw an error, then for each split either
+ *       HcclCommRemoveMember (where it holds the failed rank) or
+ *       HcclCommDestroy and a new split of the smaller world (drawn; a
+ *       half without the failed rank is made again if it saw an error
+ *       anywhere, else kept or made again). Ranks and sizes after the
+ *       recovery are checked against a local model of the splits, and the
+ *       sequence goes on to OPS with every result checked bit for bit.
+ *       References are computed locally (no MPI call over a group with
+ *       the failed rank). Each survivor writes DIR/result.RANK ("rank=R
+ *       checks=C fails=F recovered=1"); the failed rank writes its pid to
+ *       DIR/victim.pid (test/mpi/soakfail.sh ends it)
+ *   -D  the directory of -F's files
  *   -k  run only the operations of this collective (as -v names it), the
  *       others as barriers on their communicator and stream: the sequence
  *       drawn stays the same, so a failure can be narrowed down
@@ -68,6 +93,8 @@
 
 #include <inttypes.h>
 #include <pthread.h>
+#include <signal.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -78,6 +105,7 @@
 #define NCOMMS 3
 #define MAX_BATCH 5
 #define MAX_MULTI 6
+#define MAX_RANKS 64
 
 enum {
     K_ALLREDUCE, K_BROADCAST, K_REDUCE, K_REDUCESCATTER, K_ALLGATHER, K_SCATTER,
@@ -104,8 +132,9 @@ static const HcclReduceOp OPS[] = {HCCL_REDUCE_SUM, HCCL_REDUCE_PROD, HCCL_REDUC
 
 typedef struct {
     HcclComm h;
-    MPI_Comm m;
+    MPI_Comm m; /* the same group (-F: only until the failure) */
     int rank, n;
+    int mem[MAX_RANKS]; /* its members' MPI_COMM_WORLD ranks, by rank */
     const char *name;
 } ctx_t;
 
@@ -117,6 +146,7 @@ typedef struct {
     HcclReduceOp op;
     uint64_t count; /* as the call takes it (per-rank block where it has one) */
     uint64_t seed;
+    HcclResult err;           /* what the blocking call returned */
     rc_buf_t sb, rb;          /* sb unused (bytes 0) in place and for Broadcast */
     unsigned char *rexp;      /* rb's expected bytes */
     size_t chk_lo, chk_hi;    /* the range of rb compared with rexp */
@@ -136,6 +166,14 @@ static int g_only = -1; /* -k: run only this kind (the sequence drawn is the sam
 static int g_reg;       /* -A */
 static long g_only_no = -1; /* -o: run only this operation */
 static size_t g_max = (size_t)4 << 20;
+/* -F: how the failed rank fails (0: no failure), which one, at which
+ * operation; the survivors' MPI communicator (for the final sums); the
+ * directory for files */
+enum { F_NONE, F_KILL, F_STOP };
+static int g_fmode, g_victim = -1;
+static long g_fail_at = -1;
+static MPI_Comm g_surv = MPI_COMM_NULL;
+static const char *g_dir;
 /* per sequence (thread): its streams, the communicators it drives, its
  * generator and counts */
 static _Thread_local HcclStream g_st[2];
@@ -381,7 +419,7 @@ static void local_reduce(const op_t *o, unsigned char *ref, uint64_t count)
 static void reduce_ref(op_t *o, const unsigned char *in, unsigned char *ref, uint64_t count)
 {
     const ctx_t *cx = &g_cx[o->ci];
-    if (g_threads > 1) {
+    if (g_threads > 1 || g_fmode) {
         local_reduce(o, ref, count);
         return;
     }
@@ -672,11 +710,18 @@ static HcclResult post(op_t *o)
     }
 }
 
-static void check(op_t *o)
+/* err: the operation's error (-F's failure batch only: its receive buffer
+ * is then undefined, everything else is checked) */
+static void check(op_t *o, HcclResult err)
 {
     char what[256];
     g_checks++;
-    if (o->chk_hi > o->chk_lo) {
+    if (err != HCCL_SUCCESS && err != HCCL_E_REMOTE && err != HCCL_E_TIMEOUT) {
+        snprintf(what, sizeof what, "failed with %s (%d), not HCCL_E_REMOTE or HCCL_E_TIMEOUT",
+                 HcclGetErrorString(err), (int)err);
+        fail(o, what);
+    }
+    if (err == HCCL_SUCCESS && o->chk_hi > o->chk_lo) {
         long i = rc_first_diff(o->rb.p + o->chk_lo, o->rexp + o->chk_lo, o->chk_hi - o->chk_lo, 1);
         if (i >= 0) {
             const size_t es = rc_esize(o->t);
@@ -721,26 +766,86 @@ static void release(op_t *o)
     free(o->rd);
 }
 
-/* ------------------------------------------------------------ main */
+/* ------------------------------------------------------------ communicators */
 
-static HcclResult split_of(int ci, HcclComm *out)
+static void die_setup(const char *what, HcclResult r)
 {
-    return ci == 1 ? HcclCommSplit(g_cx[0].h, g_rank % 2, g_n - g_rank, out)
-                   : HcclCommSplit(g_cx[0].h, 0, (5 * g_rank) % g_n, out);
+    fprintf(stderr, "test_soak: rank %d: %s: %s\n", g_rank, what, HcclGetErrorString(r));
+    MPI_Abort(MPI_COMM_WORLD, 1);
 }
 
-/* Destroy split ci and make it again (the MPI communicator stays). */
+/* Split ci of the world as it is now: the halves (parity of the world
+ * rank, reversed order) or everyone in a permuted order (key 5 * rank mod
+ * n: a permutation when n is not a multiple of 5; ties go by rank). */
+static HcclResult split_of(int ci, HcclComm *out)
+{
+    const int wr = g_cx[0].rank, wn = g_cx[0].n;
+    return ci == 1 ? HcclCommSplit(g_cx[0].h, wr % 2, wn - wr, out)
+                   : HcclCommSplit(g_cx[0].h, 0, (5 * wr) % wn, out);
+}
+
+/* The model of split ci: the members of this process's part, in
+ * MPI_Comm_split's order (key, then parent rank), as world ids. */
+static void model_split(int ci)
+{
+    const ctx_t *w = &g_cx[0];
+    ctx_t *cx = &g_cx[ci];
+    const int wn = w->n;
+    int idx[MAX_RANKS], key[MAX_RANKS], k = 0;
+    for (int r = 0; r < wn; r++) {
+        if (ci == 1 && r % 2 != w->rank % 2)
+            continue;
+        const int kr = ci == 1 ? wn - r : (5 * r) % wn;
+        int j = k++;
+        for (; j > 0 && key[j - 1] > kr; j--) { /* ties stay in rank order */
+            idx[j] = idx[j - 1];
+            key[j] = key[j - 1];
+        }
+        idx[j] = r;
+        key[j] = kr;
+    }
+    cx->n = k;
+    for (int i = 0; i < k; i++) {
+        cx->mem[i] = w->mem[idx[i]];
+        if (idx[i] == w->rank)
+            cx->rank = i;
+    }
+}
+
+/* The rank of world member id in cx, or -1. */
+static int rank_of(const ctx_t *cx, int id)
+{
+    for (int i = 0; i < cx->n; i++)
+        if (cx->mem[i] == id)
+            return i;
+    return -1;
+}
+
+/* hcomm's rank and size of cx against the model. */
+static void verify(const ctx_t *cx, const char *when)
+{
+    uint32_t hr = UINT32_MAX, hn = 0;
+    HcclGetRankId(cx->h, &hr);
+    HcclGetRankSize(cx->h, &hn);
+    if ((int)hr != cx->rank || (int)hn != cx->n) {
+        fprintf(stderr, "test_soak: rank %d: %s %s: hcomm rank %u of %u, expected %d of %d\n",
+                g_rank, cx->name, when, hr, hn, cx->rank, cx->n);
+        g_fails++;
+    }
+}
+
+/* Destroy split ci and make it again from the world as it is now (the MPI
+ * communicator stays: it is only used before a failure). */
 static void remake(int ci)
 {
     HcclResult r = HcclCommDestroy(g_cx[ci].h);
-    if (r == HCCL_SUCCESS)
-        r = split_of(ci, &g_cx[ci].h);
-    if (r != HCCL_SUCCESS) {
-        fprintf(stderr, "test_soak: rank %d: remaking %s failed: %s\n", g_rank, g_cx[ci].name,
-                HcclGetErrorString(r));
-        g_fails++;
-        MPI_Abort(MPI_COMM_WORLD, 1);
-    }
+    if (r != HCCL_SUCCESS)
+        die_setup("HcclCommDestroy", r);
+    r = split_of(ci, &g_cx[ci].h);
+    if (r != HCCL_SUCCESS)
+        die_setup("HcclCommSplit (made again)", r);
+    model_split(ci);
+    verify(&g_cx[ci], "made again");
     if (g_pool)
         pool_register(ci);
 }
@@ -749,11 +854,12 @@ static void init_comms(void)
 {
     g_cx[0].m = MPI_COMM_WORLD;
     g_cx[0].name = "world";
-    /* halves: even and odd ranks, reversed order */
+    g_cx[0].rank = g_rank;
+    g_cx[0].n = g_n;
+    for (int i = 0; i < g_n; i++)
+        g_cx[0].mem[i] = i;
     MPI_Comm_split(MPI_COMM_WORLD, g_rank % 2, g_n - g_rank, &g_cx[1].m);
     g_cx[1].name = "half";
-    /* everyone, ranks permuted: key 5 * rank mod n (a permutation when n
-     * is not a multiple of 5), ties broken by world rank as in MPI */
     MPI_Comm_split(MPI_COMM_WORLD, 0, (5 * g_rank) % g_n, &g_cx[2].m);
     g_cx[2].name = "permuted";
     HcclResult r = HcclCommInitMpi(MPI_COMM_WORLD, &g_cx[0].h);
@@ -761,24 +867,113 @@ static void init_comms(void)
         r = split_of(1, &g_cx[1].h);
     if (r == HCCL_SUCCESS)
         r = split_of(2, &g_cx[2].h);
-    if (r != HCCL_SUCCESS) {
-        fprintf(stderr, "test_soak: rank %d: set-up failed: %s\n", g_rank, HcclGetErrorString(r));
-        MPI_Abort(MPI_COMM_WORLD, 1);
-    }
+    if (r != HCCL_SUCCESS)
+        die_setup("set-up", r);
     for (int i = 0; i < NCOMMS; i++) {
-        MPI_Comm_rank(g_cx[i].m, &g_cx[i].rank);
-        MPI_Comm_size(g_cx[i].m, &g_cx[i].n);
-        uint32_t hr = 0, hn = 0;
-        HcclGetRankId(g_cx[i].h, &hr);
-        HcclGetRankSize(g_cx[i].h, &hn);
-        if ((int)hr != g_cx[i].rank || (int)hn != g_cx[i].n) {
-            fprintf(stderr,
-                    "test_soak: rank %d: %s: hcomm rank %u of %u, MPI rank %d of %d (split order)\n",
-                    g_rank, g_cx[i].name, hr, hn, g_cx[i].rank, g_cx[i].n);
+        if (i > 0)
+            model_split(i);
+        int mr, mn; /* MPI's split and the model must agree, then hcomm */
+        MPI_Comm_rank(g_cx[i].m, &mr);
+        MPI_Comm_size(g_cx[i].m, &mn);
+        if (mr != g_cx[i].rank || mn != g_cx[i].n) {
+            fprintf(stderr, "test_soak: rank %d: %s: MPI rank %d of %d, model %d of %d\n",
+                    g_rank, g_cx[i].name, mr, mn, g_cx[i].rank, g_cx[i].n);
             MPI_Abort(MPI_COMM_WORLD, 1);
         }
+        verify(&g_cx[i], "(split order)");
+        if (g_fails)
+            MPI_Abort(MPI_COMM_WORLD, 1);
     }
 }
+
+/* ------------------------------------------------------------ -F */
+
+/* The survivor that prints (rank 0 unless it is the failed one). */
+static int printer(void)
+{
+    return g_rank == (g_victim == 0 ? 1 : 0);
+}
+
+/* The failed rank, at operation g_fail_at. */
+static void fail_now(void)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/victim.pid", g_dir);
+    FILE *f = fopen(path, "w");
+    if (f) {
+        fprintf(f, "%d\n", (int)getpid());
+        fclose(f);
+    }
+    printf("test_soak: rank %d: %s at op %ld\n", g_rank,
+           g_fmode == F_STOP ? "stopping (SIGSTOP)" : "killing itself (SIGKILL)", g_fail_at);
+    fflush(stdout);
+    raise(g_fmode == F_STOP ? SIGSTOP : SIGKILL);
+    for (;;) /* stopped: resumed only to be killed */
+        pause();
+}
+
+/* The survivors after the failure batch, each as soon as it is through it:
+ * recover every communicator (see -F above). seen[ci]: an operation on ci
+ * failed here. */
+static void recover(const int *seen)
+{
+    ctx_t *w = &g_cx[0], *h = &g_cx[1];
+    /* the halves: errors on the one without the failed rank count (the
+     * other is recovered anyway); the permuted split holds it */
+    int32_t mine[2] = {rank_of(h, g_victim) < 0 && seen[1], seen[2]}, all[2];
+    /* drawn on every survivor alike, whatever it then does */
+    const int abort_first = (int)rnd_below(2);
+    const int resplit_half = rnd_below(2) == 0, resplit_perm = rnd_below(2) == 0;
+    HcclResult r;
+    if (abort_first && (r = HcclCommAbort(w->h)) != HCCL_SUCCESS)
+        die_setup("HcclCommAbort(world)", r);
+    const int vw = rank_of(w, g_victim);
+    r = HcclCommRemoveMember(w->h, (uint32_t)vw);
+    if (r != HCCL_SUCCESS)
+        die_setup("HcclCommRemoveMember(world)", r);
+    memmove(&w->mem[vw], &w->mem[vw + 1], sizeof(int) * (size_t)(w->n - vw - 1));
+    w->n--;
+    w->rank = rank_of(w, g_rank);
+    verify(w, "after HcclCommRemoveMember");
+    HcclResult ae = HCCL_E_INTERNAL;
+    HcclGetCommAsyncError(w->h, &ae);
+    if (ae != HCCL_SUCCESS) {
+        fprintf(stderr, "test_soak: rank %d: world's async error after the removal: %s\n",
+                g_rank, HcclGetErrorString(ae));
+        g_fails++;
+    }
+    /* which communicators saw an error anywhere: over the recovered world */
+    r = HcclAllReduce(mine, all, 2, HCCL_DATA_TYPE_INT32, HCCL_REDUCE_MAX, w->h, NULL);
+    if (r != HCCL_SUCCESS)
+        die_setup("HcclAllReduce over the recovered world", r);
+    const int resplit[NCOMMS] = {0, all[0] || resplit_half, resplit_perm};
+    const char *how[NCOMMS] = {abort_first ? "aborted, member removed" : "member removed",
+                               NULL, NULL};
+    for (int ci = 1; ci < NCOMMS; ci++) {
+        ctx_t *cx = &g_cx[ci];
+        const int v = rank_of(cx, g_victim);
+        if (resplit[ci]) { /* collective over the world: every survivor */
+            remake(ci);
+            how[ci] = "made again";
+        } else if (v >= 0) {
+            r = HcclCommRemoveMember(cx->h, (uint32_t)v);
+            if (r != HCCL_SUCCESS)
+                die_setup("HcclCommRemoveMember(split)", r);
+            memmove(&cx->mem[v], &cx->mem[v + 1], sizeof(int) * (size_t)(cx->n - v - 1));
+            cx->n--;
+            cx->rank = rank_of(cx, g_rank);
+            verify(cx, "after HcclCommRemoveMember");
+            how[ci] = "member removed";
+        } else {
+            how[ci] = "kept";
+        }
+    }
+    if (printer())
+        printf("test_soak: recovered: world %s (%d ranks), half %s (%d here), permuted %s (%d)\n",
+               how[0], w->n, how[1], g_cx[1].n, how[2], g_cx[2].n);
+}
+
+/* ------------------------------------------------------------ main */
 
 typedef struct {
     uint64_t seed;
@@ -808,10 +1003,8 @@ static void *run_seq(void *p)
     HcclResult r = HcclStreamCreate(&g_st[0]);
     if (r == HCCL_SUCCESS)
         r = HcclStreamCreateWithPriority(&g_st[1], 1);
-    if (r != HCCL_SUCCESS) {
-        fprintf(stderr, "test_soak: rank %d: HcclStreamCreate: %s\n", g_rank, HcclGetErrorString(r));
-        MPI_Abort(MPI_COMM_WORLD, 1);
-    }
+    if (r != HCCL_SUCCESS)
+        die_setup("HcclStreamCreate", r);
     op_t batch[MAX_BATCH];
     op_t last;
     int have_last = 0;
@@ -820,8 +1013,13 @@ static void *run_seq(void *p)
         int nb = 1 + (int)rnd_below(MAX_BATCH);
         if (nb > a->nops - done)
             nb = (int)(a->nops - done);
+        /* -F: the batch in which a member fails (results may be errors) */
+        const int fbatch = g_fmode && g_fail_at >= done && g_fail_at < done + nb;
+        int seen[NCOMMS] = {0, 0, 0};
         for (int i = 0; i < nb; i++) {
             op_t *o = &batch[i];
+            if (fbatch && done + i == g_fail_at && g_rank == g_victim)
+                fail_now();
             draw(o, have_last ? &last : NULL, done + i);
             last = *o;
             have_last = 1;
@@ -829,32 +1027,66 @@ static void *run_seq(void *p)
                 o->kind = K_BARRIER; /* -k, -o: the others become barriers */
             }
             prepare(o);
-            if (g_verbose && g_rank == 0) {
+            if (g_verbose && (g_fmode ? printer() : g_rank == 0)) {
                 char d[256];
                 describe(o, d, sizeof d);
                 printf("test_soak:%s %s\n", g_threads > 1 ? (g_tid ? " [1]" : " [0]") : "", d);
                 fflush(stdout);
             }
-            HcclResult r = post(o);
-            if (r != HCCL_SUCCESS) {
+            o->err = post(o);
+            if (o->err != HCCL_SUCCESS && fbatch) {
+                seen[o->ci] = 1;
+            } else if (o->err != HCCL_SUCCESS) {
                 char w[96];
-                snprintf(w, sizeof w, "the call returned %s", HcclGetErrorString(r));
+                snprintf(w, sizeof w, "the call returned %s", HcclGetErrorString(o->err));
                 fail(o, w);
             }
         }
+        HcclResult serr[2];
         for (int s = 0; s < 2; s++) {
-            HcclResult r = HcclStreamSynchronize(g_st[s]);
-            if (r != HCCL_SUCCESS) {
+            serr[s] = HcclStreamSynchronize(g_st[s]);
+            if (serr[s] != HCCL_SUCCESS && fbatch) {
+                for (int i = 0; i < nb; i++) /* the stream's operations fail together */
+                    if (batch[i].stream == s)
+                        seen[batch[i].ci] = 1;
+            } else if (serr[s] != HCCL_SUCCESS) {
                 fprintf(stderr, "test_soak: rank %d: stream %d: %s after op %ld\n", g_rank, s,
-                        HcclGetErrorString(r), done + nb - 1);
+                        HcclGetErrorString(serr[s]), done + nb - 1);
                 g_fails++;
             }
         }
+        int nerr = 0;
         for (int i = 0; i < nb; i++) {
-            check(&batch[i]);
-            release(&batch[i]);
+            op_t *o = &batch[i];
+            const HcclResult e = !fbatch ? HCCL_SUCCESS : o->stream < 0 ? o->err : serr[o->stream];
+            nerr += e != HCCL_SUCCESS;
+            if (fbatch && e == HCCL_SUCCESS && o->kind == K_BARRIER && o->no >= g_fail_at &&
+                rank_of(&g_cx[o->ci], g_victim) >= 0)
+                fail(o, "a Barrier completed that the failed member never entered");
+            check(o, e);
+            if (!fbatch)
+                release(o);
         }
         done += nb;
+        if (fbatch) {
+            printf("test_soak: rank %d: the failure's batch (ops %ld-%ld): %d of %d operations "
+                   "failed (HCCL_E_REMOTE or HCCL_E_TIMEOUT expected)\n", g_rank, done - nb,
+                   done - 1, nerr, nb);
+            fflush(stdout);
+            recover(seen);
+            /* only now: a failed operation's send that UCX cannot cancel may
+             * be read by a late survivor until the communicator is recovered
+             * (docs/ELASTIC.md, "Limits") */
+            for (int i = 0; i < nb; i++)
+                release(&batch[i]);
+            have_last = 0; /* the communicators changed: nothing to repeat */
+            for (int i = 0; i < NCOMMS; i++)
+                if (g_have_keep[i]) {
+                    rc_buf_free(&g_keep[i].sb);
+                    rc_buf_free(&g_keep[i].rb);
+                    g_have_keep[i] = 0;
+                }
+        }
         if (g_pool && rc_buf_pool_used() > POOL_BYTES / 2) /* let the pool empty and start over */
             for (int i = 0; i < NCOMMS; i++)
                 if (g_have_keep[i]) {
@@ -866,7 +1098,7 @@ static void *run_seq(void *p)
          * the world, and only one it drives itself */
         if (g_cis[0] == 0 && rnd_below(40) == 0) {
             const int ci = g_threads > 1 ? 1 : 1 + (int)rnd_below(NCOMMS - 1);
-            if (g_verbose && g_rank == 0) {
+            if (g_verbose && (g_fmode ? printer() : g_rank == 0)) {
                 printf("test_soak: after op %ld: %s made again\n", done - 1, g_cx[ci].name);
                 fflush(stdout);
             }
@@ -885,6 +1117,15 @@ static void *run_seq(void *p)
     a->checks = g_checks;
     a->fails = g_fails;
     return NULL;
+}
+
+static int usage(void)
+{
+    if (g_rank == 0)
+        fprintf(stderr, "usage: test_soak [-n OPS] [-s SEED] [-m MAXBYTES] "
+                        "[-A | -T | -F kill|stop -D DIR] [-k NAME] [-o NO] [-v]\n");
+    MPI_Finalize();
+    return 2;
 }
 
 int main(int argc, char **argv)
@@ -907,6 +1148,14 @@ int main(int argc, char **argv)
             g_reg = 1;
         else if (!strcmp(argv[i], "-T"))
             g_threads = 2;
+        else if (!strcmp(argv[i], "-F") && i + 1 < argc) {
+            const char *how = argv[++i];
+            g_fmode = !strcmp(how, "kill") ? F_KILL : !strcmp(how, "stop") ? F_STOP : -1;
+            if (g_fmode < 0)
+                return usage();
+        } else if (!strcmp(argv[i], "-D") && i + 1 < argc)
+            g_dir = argv[++i];
+
         else if (!strcmp(argv[i], "-o") && i + 1 < argc)
             g_only_no = atol(argv[++i]);
         else if (!strcmp(argv[i], "-k") && i + 1 < argc) {
@@ -920,30 +1169,38 @@ int main(int argc, char **argv)
                 MPI_Finalize();
                 return 2;
             }
-        }
-        else {
-            if (g_rank == 0)
-                fprintf(stderr, "usage: test_soak [-n OPS] [-s SEED] [-m MAXBYTES] [-A | -T] "
-                                "[-k NAME] [-o NO] [-v]\n");
-            MPI_Finalize();
-            return 2;
-        }
+        } else
+            return usage();
     }
     if (g_max < 64)
         g_max = 64;
-    if (g_reg && g_threads > 1) {
+    const char *bad = g_n > MAX_RANKS                  ? "at most 64 ranks"
+                      : g_reg && g_threads > 1          ? "-A and -T together: the pool is not thread-safe"
+                      : g_fmode && (g_reg || g_threads > 1) ? "-F goes with neither -A nor -T"
+                      : g_fmode && g_n < 3              ? "-F needs 3 ranks or more"
+                      : g_fmode && g_dir == NULL        ? "-F needs -D DIR"
+                      : g_fmode && nops < 6             ? "-F needs -n 6 or more"
+                                                        : NULL;
+    if (bad) {
         if (g_rank == 0)
-            fprintf(stderr, "test_soak: -A and -T together: the pool is not thread-safe\n");
+            fprintf(stderr, "test_soak: %s\n", bad);
         MPI_Finalize();
         return 2;
+    }
+    if (g_fmode) { /* who fails, and when: from the seed, as the sequence */
+        g_victim = (int)(rc_hash3(seed, 0xfa11, 1) % (uint64_t)g_n);
+        g_fail_at = nops / 3 + (long)(rc_hash3(seed, 0xfa11, 2) % (uint64_t)(nops / 3));
+        MPI_Comm_split(MPI_COMM_WORLD, g_rank == g_victim ? MPI_UNDEFINED : 0, g_rank, &g_surv);
+        if (g_rank == 0)
+            printf("test_soak: rank %d will %s at op %ld of %ld\n", g_victim,
+                   g_fmode == F_STOP ? "stop (SIGSTOP)" : "be killed (SIGKILL)", g_fail_at, nops);
+        fflush(stdout);
     }
     init_comms();
     if (g_reg) {
         HcclResult r = HcclMemAlloc((void **)&g_pool, POOL_BYTES);
-        if (r != HCCL_SUCCESS) {
-            fprintf(stderr, "test_soak: rank %d: HcclMemAlloc: %s\n", g_rank, HcclGetErrorString(r));
-            MPI_Abort(MPI_COMM_WORLD, 1);
-        }
+        if (r != HCCL_SUCCESS)
+            die_setup("HcclMemAlloc", r);
         rc_buf_pool(g_pool, POOL_BYTES);
         for (int i = 0; i < NCOMMS; i++)
             pool_register(i);
@@ -975,13 +1232,32 @@ int main(int argc, char **argv)
         HcclCommDestroy(g_cx[i].h); /* drops the registrations */
     if (g_pool)
         HcclMemFree(g_pool);
+    /* -F: MPI_COMM_WORLD holds the failed rank: the survivors' own
+     * communicator sums, and each writes its result for the script */
+    MPI_Comm sum_comm = g_fmode ? g_surv : MPI_COMM_WORLD;
     long sums[2] = {checks, fails}, tot[2];
-    MPI_Reduce(sums, tot, 2, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
-    if (g_rank == 0)
+    MPI_Reduce(sums, tot, 2, MPI_LONG, MPI_SUM, 0, sum_comm);
+    if (g_fmode ? printer() : g_rank == 0)
         printf("test_soak: %ld operations, %ld checks, %ld failures (seed %" PRIu64
-               ", %d ranks%s%s)\n",
+               ", %d ranks%s%s%s)\n",
                nops * g_threads, tot[0], tot[1], seed, g_n, g_reg ? ", registered buffers" : "",
-               g_threads > 1 ? ", two threads" : "");
+               g_threads > 1 ? ", two threads" : "",
+               g_fmode == F_KILL ? ", one killed" : g_fmode == F_STOP ? ", one stopped" : "");
+    fflush(stdout);
+    if (g_fmode) {
+        char path[4096], tmp[4200];
+        snprintf(path, sizeof path, "%s/result.%d", g_dir, g_rank);
+        snprintf(tmp, sizeof tmp, "%s.tmp", path);
+        FILE *f = fopen(tmp, "w");
+        if (f) {
+            fprintf(f, "rank=%d checks=%ld fails=%ld recovered=1\n", g_rank, checks, fails);
+            fclose(f);
+            rename(tmp, path);
+        }
+        MPI_Comm_free(&g_surv);
+        MPI_Finalize(); /* may not return with a failed rank: the script ends the job */
+        return fails ? 1 : 0;
+    }
     for (int i = 1; i < NCOMMS; i++)
         MPI_Comm_free(&g_cx[i].m);
     MPI_Finalize();

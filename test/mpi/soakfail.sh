@@ -1,0 +1,55 @@
+#!/bin/sh
+# test/mpi/soakfail.sh - test_soak -F: a member fails in the middle of a
+# random sequence (SIGKILL, or SIGSTOP: a hung process), with operations
+# of its batch in flight on streams and on three communicators; the
+# survivors must get right results or HCCL_E_REMOTE / HCCL_E_TIMEOUT in
+# that batch (never a hang, a crash or a write outside the receive
+# buffer), recover every communicator (HcclCommAbort, HcclCommRemoveMember,
+# or HcclCommDestroy and a new split), and then get every result right
+# bit for bit. HCCL_EXEC_TIMEOUT=5 (elastic_lib.sh). Each case is HOW:NP;
+# HC_SOAKF_CASES overrides them, HC_SOAK_OPS the operations per run,
+# HC_SOAK_SEED the base seed (the seed picks the failed rank and the
+# operation too: test_soak prints both).
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/hc-soakfail.XXXXXX") || exit 99
+. "$here/elastic_lib.sh"
+prog=$top_builddir/test/mpi/test_soak
+if [ ! -x "$prog" ]; then
+    echo "soakfail.sh: $prog: not built" >&2
+    exit 99
+fi
+: "${HC_SOAKF_CASES:=kill:4 stop:3 kill:5 stop:4 kill:8}"
+: "${HC_SOAK_OPS:=400}"
+: "${HC_SOAK_SEED:=20261202}"
+k=0
+for c in $HC_SOAKF_CASES; do
+    how=${c%%:*}
+    np=${c#*:}
+    k=$((k + 1))
+    seed=$((HC_SOAK_SEED + 10 * k + np))
+    d=$tmp/$k-$how-$np
+    mkdir -p "$d"
+    echo "=== test_soak -F $how on $np ranks, seed $seed"
+    launch "$np" "$prog" -n "$HC_SOAK_OPS" -s "$seed" -F "$how" -D "$d" >"$d/log" 2>&1
+    if ! wait_files "$d" $((np - 1)) 150; then
+        finish "$d"
+        cat "$d/log"
+        echo "soakfail.sh: only $(find "$d" -name 'result.*' ! -name '*.tmp' | wc -l) of" \
+            "$((np - 1)) survivors finished within 150 s (hang?)"
+        failed="$failed $how:$np(hang)"
+        continue
+    fi
+    finish "$d"
+    cat "$d/log"
+    cat "$d"/result.*
+    if grep -v -q 'fails=0 ' "$d"/result.*; then
+        failed="$failed $how:$np"
+    fi
+done
+if [ -n "$failed" ]; then
+    echo "soakfail.sh: FAILED:$failed"
+    exit 1
+fi
+echo "soakfail.sh: all runs passed"
+exit 0
