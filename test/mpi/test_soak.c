@@ -41,7 +41,7 @@
  * out-of-place calls must be unchanged; guard zones around every buffer
  * must stay intact.
  *
- * Usage: test_soak [-n OPS] [-s SEED] [-m MAXBYTES] [-A | -T | -F kill|stop -D DIR]
+ * Usage: test_soak [-n OPS] [-s SEED] [-m MAXBYTES] [-A | -T | -F HOW -D DIR]
  *                  [-k NAME] [-o NO] [-v]
  *   -n  operations (default 600)
  *   -s  seed (default 20261201)
@@ -54,10 +54,12 @@
  *       with its own two streams, OPS operations each, at the same time
  *       (blocking calls on different communicators from different threads
  *       progress: docs/DESIGN.md); references computed locally, without MPI
- *   -F  a member fails mid-sequence (3 or more ranks): one rank drawn from
- *       the seed kills itself (SIGKILL) or stops (SIGSTOP) at an operation
- *       drawn from the seed (between a third and two thirds of OPS), with
- *       operations of its batch possibly still in flight on its streams.
+ *   -F  members fail mid-sequence: HOW is kill or stop, or a list of up to
+ *       three (kill,stop: two failures, one after the other); each failure
+ *       is a rank drawn from the seed that kills itself (SIGKILL) or stops
+ *       (SIGSTOP) at an operation drawn from the seed (failure k of F near
+ *       (k + 1) / (F + 1) of OPS), with operations of its batch possibly
+ *       still in flight on its streams; at least 2 ranks must survive.
  *       In that batch the survivors post every operation and accept, per
  *       operation, a right result or HCCL_E_REMOTE / HCCL_E_TIMEOUT (with
  *       the send buffer unchanged and the guard zones intact); a Barrier
@@ -166,12 +168,14 @@ static int g_only = -1; /* -k: run only this kind (the sequence drawn is the sam
 static int g_reg;       /* -A */
 static long g_only_no = -1; /* -o: run only this operation */
 static size_t g_max = (size_t)4 << 20;
-/* -F: how the failed rank fails (0: no failure), which one, at which
- * operation; the survivors' MPI communicator (for the final sums); the
- * directory for files */
-enum { F_NONE, F_KILL, F_STOP };
-static int g_fmode, g_victim = -1;
-static long g_fail_at = -1;
+/* -F: the failures (g_nfail 0: none): how each rank fails, which one, at
+ * which operation; the survivors' MPI communicator (for the final sums);
+ * the directory for files */
+#define MAX_FAILS 3
+enum { F_KILL, F_STOP };
+static int g_nfail, g_fhow[MAX_FAILS], g_fvictim[MAX_FAILS];
+static long g_fat[MAX_FAILS];
+static const char *g_fspec;
 static MPI_Comm g_surv = MPI_COMM_NULL;
 static const char *g_dir;
 /* per sequence (thread): its streams, the communicators it drives, its
@@ -419,7 +423,7 @@ static void local_reduce(const op_t *o, unsigned char *ref, uint64_t count)
 static void reduce_ref(op_t *o, const unsigned char *in, unsigned char *ref, uint64_t count)
 {
     const ctx_t *cx = &g_cx[o->ci];
-    if (g_threads > 1 || g_fmode) {
+    if (g_threads > 1 || g_nfail) {
         local_reduce(o, ref, count);
         return;
     }
@@ -888,26 +892,37 @@ static void init_comms(void)
 
 /* ------------------------------------------------------------ -F */
 
-/* The survivor that prints (rank 0 unless it is the failed one). */
-static int printer(void)
+static int is_victim(int id)
 {
-    return g_rank == (g_victim == 0 ? 1 : 0);
+    for (int k = 0; k < g_nfail; k++)
+        if (g_fvictim[k] == id)
+            return 1;
+    return 0;
 }
 
-/* The failed rank, at operation g_fail_at. */
-static void fail_now(void)
+/* The survivor that prints: the lowest rank that never fails. */
+static int printer(void)
+{
+    int p = 0;
+    while (is_victim(p))
+        p++;
+    return g_rank == p;
+}
+
+/* Failure k's rank, at its operation. */
+static void fail_now(int k)
 {
     char path[4096];
     snprintf(path, sizeof path, "%s/victim.pid", g_dir);
-    FILE *f = fopen(path, "w");
+    FILE *f = fopen(path, "a");
     if (f) {
         fprintf(f, "%d\n", (int)getpid());
         fclose(f);
     }
     printf("test_soak: rank %d: %s at op %ld\n", g_rank,
-           g_fmode == F_STOP ? "stopping (SIGSTOP)" : "killing itself (SIGKILL)", g_fail_at);
+           g_fhow[k] == F_STOP ? "stopping (SIGSTOP)" : "killing itself (SIGKILL)", g_fat[k]);
     fflush(stdout);
-    raise(g_fmode == F_STOP ? SIGSTOP : SIGKILL);
+    raise(g_fhow[k] == F_STOP ? SIGSTOP : SIGKILL);
     for (;;) /* stopped: resumed only to be killed */
         pause();
 }
@@ -915,19 +930,19 @@ static void fail_now(void)
 /* The survivors after the failure batch, each as soon as it is through it:
  * recover every communicator (see -F above). seen[ci]: an operation on ci
  * failed here. */
-static void recover(const int *seen)
+static void recover(int victim, const int *seen)
 {
     ctx_t *w = &g_cx[0], *h = &g_cx[1];
     /* the halves: errors on the one without the failed rank count (the
      * other is recovered anyway); the permuted split holds it */
-    int32_t mine[2] = {rank_of(h, g_victim) < 0 && seen[1], seen[2]}, all[2];
+    int32_t mine[2] = {rank_of(h, victim) < 0 && seen[1], seen[2]}, all[2];
     /* drawn on every survivor alike, whatever it then does */
     const int abort_first = (int)rnd_below(2);
     const int resplit_half = rnd_below(2) == 0, resplit_perm = rnd_below(2) == 0;
     HcclResult r;
     if (abort_first && (r = HcclCommAbort(w->h)) != HCCL_SUCCESS)
         die_setup("HcclCommAbort(world)", r);
-    const int vw = rank_of(w, g_victim);
+    const int vw = rank_of(w, victim);
     r = HcclCommRemoveMember(w->h, (uint32_t)vw);
     if (r != HCCL_SUCCESS)
         die_setup("HcclCommRemoveMember(world)", r);
@@ -951,7 +966,7 @@ static void recover(const int *seen)
                                NULL, NULL};
     for (int ci = 1; ci < NCOMMS; ci++) {
         ctx_t *cx = &g_cx[ci];
-        const int v = rank_of(cx, g_victim);
+        const int v = rank_of(cx, victim);
         if (resplit[ci]) { /* collective over the world: every survivor */
             remake(ci);
             how[ci] = "made again";
@@ -1014,12 +1029,16 @@ static void *run_seq(void *p)
         if (nb > a->nops - done)
             nb = (int)(a->nops - done);
         /* -F: the batch in which a member fails (results may be errors) */
-        const int fbatch = g_fmode && g_fail_at >= done && g_fail_at < done + nb;
+        int fk = -1;
+        for (int k = 0; k < g_nfail; k++)
+            if (g_fat[k] >= done && g_fat[k] < done + nb)
+                fk = k;
+        const int fbatch = fk >= 0;
         int seen[NCOMMS] = {0, 0, 0};
         for (int i = 0; i < nb; i++) {
             op_t *o = &batch[i];
-            if (fbatch && done + i == g_fail_at && g_rank == g_victim)
-                fail_now();
+            if (fbatch && done + i == g_fat[fk] && g_rank == g_fvictim[fk])
+                fail_now(fk);
             draw(o, have_last ? &last : NULL, done + i);
             last = *o;
             have_last = 1;
@@ -1027,7 +1046,7 @@ static void *run_seq(void *p)
                 o->kind = K_BARRIER; /* -k, -o: the others become barriers */
             }
             prepare(o);
-            if (g_verbose && (g_fmode ? printer() : g_rank == 0)) {
+            if (g_verbose && (g_nfail ? printer() : g_rank == 0)) {
                 char d[256];
                 describe(o, d, sizeof d);
                 printf("test_soak:%s %s\n", g_threads > 1 ? (g_tid ? " [1]" : " [0]") : "", d);
@@ -1060,8 +1079,8 @@ static void *run_seq(void *p)
             op_t *o = &batch[i];
             const HcclResult e = !fbatch ? HCCL_SUCCESS : o->stream < 0 ? o->err : serr[o->stream];
             nerr += e != HCCL_SUCCESS;
-            if (fbatch && e == HCCL_SUCCESS && o->kind == K_BARRIER && o->no >= g_fail_at &&
-                rank_of(&g_cx[o->ci], g_victim) >= 0)
+            if (fbatch && e == HCCL_SUCCESS && o->kind == K_BARRIER && o->no >= g_fat[fk] &&
+                rank_of(&g_cx[o->ci], g_fvictim[fk]) >= 0)
                 fail(o, "a Barrier completed that the failed member never entered");
             check(o, e);
             if (!fbatch)
@@ -1073,7 +1092,7 @@ static void *run_seq(void *p)
                    "failed (HCCL_E_REMOTE or HCCL_E_TIMEOUT expected)\n", g_rank, done - nb,
                    done - 1, nerr, nb);
             fflush(stdout);
-            recover(seen);
+            recover(g_fvictim[fk], seen);
             /* only now: a failed operation's send that UCX cannot cancel may
              * be read by a late survivor until the communicator is recovered
              * (docs/ELASTIC.md, "Limits") */
@@ -1098,7 +1117,7 @@ static void *run_seq(void *p)
          * the world, and only one it drives itself */
         if (g_cis[0] == 0 && rnd_below(40) == 0) {
             const int ci = g_threads > 1 ? 1 : 1 + (int)rnd_below(NCOMMS - 1);
-            if (g_verbose && (g_fmode ? printer() : g_rank == 0)) {
+            if (g_verbose && (g_nfail ? printer() : g_rank == 0)) {
                 printf("test_soak: after op %ld: %s made again\n", done - 1, g_cx[ci].name);
                 fflush(stdout);
             }
@@ -1123,7 +1142,7 @@ static int usage(void)
 {
     if (g_rank == 0)
         fprintf(stderr, "usage: test_soak [-n OPS] [-s SEED] [-m MAXBYTES] "
-                        "[-A | -T | -F kill|stop -D DIR] [-k NAME] [-o NO] [-v]\n");
+                        "[-A | -T | -F kill|stop[,...] -D DIR] [-k NAME] [-o NO] [-v]\n");
     MPI_Finalize();
     return 2;
 }
@@ -1149,10 +1168,19 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "-T"))
             g_threads = 2;
         else if (!strcmp(argv[i], "-F") && i + 1 < argc) {
-            const char *how = argv[++i];
-            g_fmode = !strcmp(how, "kill") ? F_KILL : !strcmp(how, "stop") ? F_STOP : -1;
-            if (g_fmode < 0)
-                return usage();
+            g_fspec = argv[++i]; /* kill|stop[,kill|stop...] */
+            for (const char *q = g_fspec; *q;) {
+                const size_t len = strcspn(q, ",");
+                if (g_nfail == MAX_FAILS)
+                    return usage();
+                if (len == 4 && !strncmp(q, "kill", 4))
+                    g_fhow[g_nfail++] = F_KILL;
+                else if (len == 4 && !strncmp(q, "stop", 4))
+                    g_fhow[g_nfail++] = F_STOP;
+                else
+                    return usage();
+                q += len + (q[len] == ',');
+            }
         } else if (!strcmp(argv[i], "-D") && i + 1 < argc)
             g_dir = argv[++i];
 
@@ -1176,10 +1204,10 @@ int main(int argc, char **argv)
         g_max = 64;
     const char *bad = g_n > MAX_RANKS                  ? "at most 64 ranks"
                       : g_reg && g_threads > 1          ? "-A and -T together: the pool is not thread-safe"
-                      : g_fmode && (g_reg || g_threads > 1) ? "-F goes with neither -A nor -T"
-                      : g_fmode && g_n < 3              ? "-F needs 3 ranks or more"
-                      : g_fmode && g_dir == NULL        ? "-F needs -D DIR"
-                      : g_fmode && nops < 6             ? "-F needs -n 6 or more"
+                      : g_nfail && (g_reg || g_threads > 1) ? "-F goes with neither -A nor -T"
+                      : g_nfail && g_n - g_nfail < 2    ? "-F leaves fewer than 2 ranks"
+                      : g_nfail && g_dir == NULL        ? "-F needs -D DIR"
+                      : g_nfail && nops < 20 * (g_nfail + 1) ? "-F needs -n 20 * (failures + 1) or more"
                                                         : NULL;
     if (bad) {
         if (g_rank == 0)
@@ -1187,15 +1215,23 @@ int main(int argc, char **argv)
         MPI_Finalize();
         return 2;
     }
-    if (g_fmode) { /* who fails, and when: from the seed, as the sequence */
-        g_victim = (int)(rc_hash3(seed, 0xfa11, 1) % (uint64_t)g_n);
-        g_fail_at = nops / 3 + (long)(rc_hash3(seed, 0xfa11, 2) % (uint64_t)(nops / 3));
-        MPI_Comm_split(MPI_COMM_WORLD, g_rank == g_victim ? MPI_UNDEFINED : 0, g_rank, &g_surv);
+    /* who fails, and when: from the seed, as the sequence; failure k
+     * within a third of a window either side of (k + 1) windows */
+    const long win = nops / (g_nfail + 1);
+    for (int k = 0; k < g_nfail; k++) {
+        int v = (int)(rc_hash3(seed, 0xfa11, 2 * (uint64_t)k + 1) % (uint64_t)g_n);
+        while (is_victim(v))
+            v = (v + 1) % g_n;
+        g_fvictim[k] = v;
+        g_fat[k] = win * (k + 1) - win / 3 +
+                   (long)(rc_hash3(seed, 0xfa11, 2 * (uint64_t)k + 2) % (uint64_t)(2 * win / 3));
         if (g_rank == 0)
-            printf("test_soak: rank %d will %s at op %ld of %ld\n", g_victim,
-                   g_fmode == F_STOP ? "stop (SIGSTOP)" : "be killed (SIGKILL)", g_fail_at, nops);
+            printf("test_soak: rank %d will %s at op %ld of %ld\n", v,
+                   g_fhow[k] == F_STOP ? "stop (SIGSTOP)" : "be killed (SIGKILL)", g_fat[k], nops);
         fflush(stdout);
     }
+    if (g_nfail)
+        MPI_Comm_split(MPI_COMM_WORLD, is_victim(g_rank) ? MPI_UNDEFINED : 0, g_rank, &g_surv);
     init_comms();
     if (g_reg) {
         HcclResult r = HcclMemAlloc((void **)&g_pool, POOL_BYTES);
@@ -1234,17 +1270,17 @@ int main(int argc, char **argv)
         HcclMemFree(g_pool);
     /* -F: MPI_COMM_WORLD holds the failed rank: the survivors' own
      * communicator sums, and each writes its result for the script */
-    MPI_Comm sum_comm = g_fmode ? g_surv : MPI_COMM_WORLD;
+    MPI_Comm sum_comm = g_nfail ? g_surv : MPI_COMM_WORLD;
     long sums[2] = {checks, fails}, tot[2];
     MPI_Reduce(sums, tot, 2, MPI_LONG, MPI_SUM, 0, sum_comm);
-    if (g_fmode ? printer() : g_rank == 0)
+    if (g_nfail ? printer() : g_rank == 0)
         printf("test_soak: %ld operations, %ld checks, %ld failures (seed %" PRIu64
-               ", %d ranks%s%s%s)\n",
+               ", %d ranks%s%s%s%s)\n",
                nops * g_threads, tot[0], tot[1], seed, g_n, g_reg ? ", registered buffers" : "",
-               g_threads > 1 ? ", two threads" : "",
-               g_fmode == F_KILL ? ", one killed" : g_fmode == F_STOP ? ", one stopped" : "");
+               g_threads > 1 ? ", two threads" : "", g_nfail ? ", members failed: " : "",
+               g_nfail ? g_fspec : "");
     fflush(stdout);
-    if (g_fmode) {
+    if (g_nfail) {
         char path[4096], tmp[4200];
         snprintf(path, sizeof path, "%s/result.%d", g_dir, g_rank);
         snprintf(tmp, sizeof tmp, "%s.tmp", path);
