@@ -8,7 +8,9 @@
 # or HcclCommDestroy and a new split), and then get every result right
 # bit for bit; a second failure later in the same run (HOW kill,stop)
 # hits the recovered communicators. HCCL_EXEC_TIMEOUT=5 (elastic_lib.sh).
-# Each case is HOW:NP (test_soak -F HOW on NP ranks);
+# Each case is HOW:NP[:OPTIONS] (test_soak -F HOW on NP ranks, with
+# OPTIONS, commas for spaces: -A registered buffers, made again after
+# each removal);
 # HC_SOAKF_CASES overrides them, HC_SOAK_OPS the operations per run,
 # HC_SOAK_SEED the base seed (the seed picks the failed rank and the
 # operation too: test_soak prints both).
@@ -21,20 +23,24 @@ if [ ! -x "$prog" ]; then
     echo "soakfail.sh: $prog: not built" >&2
     exit 99
 fi
-: "${HC_SOAKF_CASES:=kill:4 stop:3 stop,kill:5 stop:4 kill,kill:8}"
+: "${HC_SOAKF_CASES:=kill:4 stop:3 stop,kill:5 stop:4:-A kill,kill:8}"
 : "${HC_SOAK_OPS:=400}"
 : "${HC_SOAK_SEED:=20261202}"
 k=0
 for c in $HC_SOAKF_CASES; do
     how=${c%%:*}
-    np=${c#*:}
+    rest=${c#*:}
+    np=${rest%%:*}
+    args=
+    [ "$rest" != "$np" ] && args=$(echo "${rest#*:}" | tr , ' ')
     nsurv=$((np - 1 - $(printf '%s' "$how" | tr -cd , | wc -c)))
     k=$((k + 1))
     seed=$((HC_SOAK_SEED + 10 * k + np))
     d=$tmp/$k-$how-$np
     mkdir -p "$d"
-    echo "=== test_soak -F $how on $np ranks, seed $seed"
-    launch "$np" "$prog" -n "$HC_SOAK_OPS" -s "$seed" -F "$how" -D "$d" >"$d/log" 2>&1
+    echo "=== test_soak -F $how on $np ranks${args:+ ($args)}, seed $seed"
+    # shellcheck disable=SC2086
+    launch "$np" "$prog" -n "$HC_SOAK_OPS" -s "$seed" -F "$how" -D "$d" $args >"$d/log" 2>&1
     ok=1
     wait_files "$d" "$nsurv" 150 || ok=0
     # the failed ranks (a stopped one lives on): all of them, then mpirun
@@ -44,13 +50,13 @@ for c in $HC_SOAKF_CASES; do
         cat "$d/log"
         echo "soakfail.sh: only $(find "$d" -name 'result.*' ! -name '*.tmp' | wc -l) of" \
             "$nsurv survivors finished within 150 s (hang?)"
-        failed="$failed $how:$np(hang)"
+        failed="$failed $c(hang)"
         continue
     fi
     cat "$d/log"
     cat "$d"/result.*
     if grep -v -q 'fails=0 ' "$d"/result.*; then
-        failed="$failed $how:$np"
+        failed="$failed $c"
     fi
 done
 if [ -n "$failed" ]; then
