@@ -7,7 +7,9 @@
 # buffer), recover every communicator (HcclCommAbort, HcclCommRemoveMember,
 # or HcclCommDestroy and a new split), and then get every result right
 # bit for bit; a second failure later in the same run (HOW kill,stop)
-# hits the recovered communicators. HCCL_EXEC_TIMEOUT=5 (elastic_lib.sh).
+# hits the recovered communicators, and "add" takes a newcomer in
+# (HcclCommAddMember spawns it; it joins the sequence where the others
+# are). HCCL_EXEC_TIMEOUT=5 (elastic_lib.sh).
 # Each case is HOW:NP[:OPTIONS] (test_soak -F HOW on NP ranks, with
 # OPTIONS, commas for spaces: -A registered buffers, made again after
 # each removal);
@@ -23,7 +25,7 @@ if [ ! -x "$prog" ]; then
     echo "soakfail.sh: $prog: not built" >&2
     exit 99
 fi
-: "${HC_SOAKF_CASES:=kill:4 stop:3 stop,kill:5 stop:4:-A kill,kill:8}"
+: "${HC_SOAKF_CASES:=kill,add:4 stop:3 stop,kill:5 stop,add:4:-A kill,kill:8}"
 : "${HC_SOAK_OPS:=400}"
 : "${HC_SOAK_SEED:=20261202}"
 k=0
@@ -33,7 +35,10 @@ for c in $HC_SOAKF_CASES; do
     np=${rest%%:*}
     args=
     [ "$rest" != "$np" ] && args=$(echo "${rest#*:}" | tr , ' ')
-    nsurv=$((np - 1 - $(printf '%s' "$how" | tr -cd , | wc -c)))
+    # survivors: the ranks that started, less those that fail, plus newcomers
+    nlost=$(printf '%s\n' "$how" | tr , '\n' | grep -c -E '^(kill|stop)$')
+    nadd=$(printf '%s\n' "$how" | tr , '\n' | grep -c '^add$')
+    nsurv=$((np - nlost + nadd))
     k=$((k + 1))
     seed=$((HC_SOAK_SEED + 10 * k + np))
     d=$tmp/$k-$how-$np

@@ -55,12 +55,18 @@
  *       with its own two streams, OPS operations each, at the same time
  *       (blocking calls on different communicators from different threads
  *       progress: docs/DESIGN.md); references computed locally, without MPI
- *   -F  members fail mid-sequence: HOW is kill or stop, or a list of up to
- *       three (kill,stop: two failures, one after the other); each failure
- *       is a rank drawn from the seed that kills itself (SIGKILL) or stops
- *       (SIGSTOP) at an operation drawn from the seed (failure k of F near
- *       (k + 1) / (F + 1) of OPS), with operations of its batch possibly
- *       still in flight on its streams; at least 2 ranks must survive.
+ *   -F  members fail, or join, mid-sequence: HOW is a list of up to three
+ *       events, kill, stop or add (kill,add: a failure, later a newcomer),
+ *       event k of F near (k + 1) / (F + 1) of OPS (drawn from the seed).
+ *       kill / stop: a rank that started, drawn from the seed, kills
+ *       itself (SIGKILL) or stops (SIGSTOP) at that operation, with
+ *       operations of its batch possibly still in flight on its streams;
+ *       at least 2 ranks must survive. add: at the next batch boundary
+ *       the members call HcclCommAddMember on the world at a drawn rank;
+ *       hcomm spawns a copy of this program (MPI_Comm_spawn), which joins
+ *       (HcclCommJoin), receives the sequence's state (an HcclBroadcast:
+ *       the generator, the operation count, the members) and goes on with
+ *       the others after both splits are made again over the larger world.
  *       In that batch the survivors post every operation and accept, per
  *       operation, a right result or HCCL_E_REMOTE / HCCL_E_TIMEOUT (with
  *       the send buffer unchanged and the guard zones intact); a Barrier
@@ -78,8 +84,9 @@
  *       sequence goes on to OPS with every result checked bit for bit.
  *       References are computed locally (no MPI call over a group with
  *       the failed rank). Each survivor writes DIR/result.RANK ("rank=R
- *       checks=C fails=F recovered=1"); the failed rank writes its pid to
- *       DIR/victim.pid (test/mpi/soakfail.sh ends it)
+ *       checks=C fails=F recovered=1", newcomers R = initial ranks + k and
+ *       " newcomer=1"); a failed rank appends its pid to DIR/victim.pid
+ *       (test/mpi/soakfail.sh ends it)
  *   -D  the directory of -F's files
  *   -k  run only the operations of this collective (as -v names it), the
  *       others as barriers on their communicator and stream: the sequence
@@ -173,10 +180,11 @@ static size_t g_max = (size_t)4 << 20;
  * which operation; the survivors' MPI communicator (for the final sums);
  * the directory for files */
 #define MAX_FAILS 3
-enum { F_KILL, F_STOP };
+enum { F_KILL, F_STOP, F_ADD };
 static int g_nfail, g_fhow[MAX_FAILS], g_fvictim[MAX_FAILS];
 static long g_fat[MAX_FAILS];
 static const char *g_fspec;
+static int g_newcomer; /* this process was spawned by an "add" (-F ...,add) */
 static MPI_Comm g_surv = MPI_COMM_NULL;
 static const char *g_dir;
 /* per sequence (thread): its streams, the communicators it drives, its
@@ -843,7 +851,7 @@ static void verify(const ctx_t *cx, const char *when)
  * communicator stays: it is only used before a failure). */
 static void remake(int ci)
 {
-    HcclResult r = HcclCommDestroy(g_cx[ci].h);
+    HcclResult r = g_cx[ci].h ? HcclCommDestroy(g_cx[ci].h) : HCCL_SUCCESS;
     if (r != HCCL_SUCCESS)
         die_setup("HcclCommDestroy", r);
     r = split_of(ci, &g_cx[ci].h);
@@ -993,12 +1001,102 @@ static void recover(int victim, const int *seen)
                how[0], w->n, how[1], g_cx[1].n, how[2], g_cx[2].n);
 }
 
+/* What a newcomer needs to go on with the sequence: the generator and the
+ * operation count at the join, the world's size at the start (the draws
+ * use it), which event let it in, and the world's members. */
+typedef struct {
+    uint64_t rng;
+    int64_t done;
+    int32_t n0, k, wn, pad;
+    int32_t mem[MAX_RANKS];
+} join_state_t;
+
+/* The first member of the world that is not the newcomer at nr: the root
+ * that tells it the state. */
+static uint32_t join_root(uint32_t nr)
+{
+    return nr == 0 ? 1 : 0;
+}
+
+/* After a join, on members and newcomer alike: the registrations (the
+ * membership change dropped the world's) and both splits made again over
+ * the larger world (collective over it). */
+static void after_join(void)
+{
+    if (g_pool)
+        pool_register(0);
+    remake(1);
+    remake(2);
+}
+
+/* Event k is "add": the members take a newcomer in (HcclCommAddMember,
+ * which spawns it) at a drawn rank, and tell it the state. */
+static void do_add(int k, long done)
+{
+    ctx_t *w = &g_cx[0];
+    const uint32_t nr = (uint32_t)rnd_below((uint64_t)w->n + 1);
+    HcclResult r = HcclCommAddMember(w->h, nr);
+    if (r != HCCL_SUCCESS)
+        die_setup("HcclCommAddMember(world)", r);
+    memmove(&w->mem[nr + 1], &w->mem[nr], sizeof(int) * (size_t)(w->n - (int)nr));
+    w->mem[nr] = g_n + k; /* the newcomer's id */
+    w->n++;
+    w->rank = rank_of(w, g_rank);
+    verify(w, "after HcclCommAddMember");
+    join_state_t st;
+    memset(&st, 0, sizeof st);
+    st.rng = g_rng;
+    st.done = done;
+    st.n0 = g_n;
+    st.k = k;
+    st.wn = w->n;
+    memcpy(st.mem, w->mem, sizeof(int32_t) * (size_t)w->n);
+    r = HcclBroadcast(&st, sizeof st, HCCL_DATA_TYPE_UINT8, join_root(nr), w->h, NULL);
+    if (r != HCCL_SUCCESS)
+        die_setup("HcclBroadcast of the state to the newcomer", r);
+    after_join();
+    if (printer())
+        printf("test_soak: after op %ld: a newcomer joined at rank %u (%d ranks)\n", done - 1, nr,
+               w->n);
+    fflush(stdout);
+}
+
+/* The newcomer: join the world, learn the state, make the splits. Returns
+ * the generator and the operation count to go on from. */
+static void newcomer_join(uint64_t *rng, long *done)
+{
+    ctx_t *w = &g_cx[0];
+    HcclResult r = HcclCommJoin(NULL, &w->h);
+    if (r != HCCL_SUCCESS)
+        die_setup("HcclCommJoin", r);
+    uint32_t nr = 0;
+    HcclGetRankId(w->h, &nr);
+    join_state_t st;
+    r = HcclBroadcast(&st, sizeof st, HCCL_DATA_TYPE_UINT8, join_root(nr), w->h, NULL);
+    if (r != HCCL_SUCCESS)
+        die_setup("HcclBroadcast of the state (newcomer)", r);
+    g_n = st.n0;
+    g_rank = st.n0 + st.k;
+    w->name = "world";
+    w->n = st.wn;
+    memcpy(w->mem, st.mem, sizeof(int32_t) * (size_t)st.wn);
+    w->rank = rank_of(w, g_rank);
+    verify(w, "after HcclCommJoin");
+    g_cx[1].name = "half";
+    g_cx[2].name = "permuted";
+    *rng = st.rng;
+    *done = (long)st.done;
+}
+
 /* ------------------------------------------------------------ main */
 
 typedef struct {
     uint64_t seed;
     long nops;
     int tid;
+    uint64_t rng; /* resume (a newcomer): the generator and count at its join */
+    long done;
+    int resume;
     long checks, fails; /* out */
 } run_arg_t;
 
@@ -1007,7 +1105,7 @@ static void *run_seq(void *p)
 {
     run_arg_t *a = p;
     g_tid = a->tid;
-    g_rng = a->seed;
+    g_rng = a->resume ? a->rng : a->seed;
     if (g_threads == 1) {
         g_ncis = NCOMMS;
         for (int i = 0; i < NCOMMS; i++)
@@ -1028,15 +1126,30 @@ static void *run_seq(void *p)
     op_t batch[MAX_BATCH];
     op_t last;
     int have_last = 0;
-    long done = 0;
+    long done = a->resume ? a->done : 0;
+    int joined = a->resume; /* adds done: a newcomer comes after the one that let it in */
     while (done < a->nops) {
+        for (int k = 0; k < g_nfail; k++) /* -F ...,add: at the first batch boundary */
+            if (g_fhow[k] == F_ADD && g_fat[k] <= done && !(joined & (2 << k))) {
+                joined |= 2 << k;
+                if (a->resume && k <= g_rank - g_n)
+                    continue; /* the add that let this newcomer in, or an earlier one */
+                do_add(k, done);
+                have_last = 0; /* nothing to repeat across the change */
+                for (int i = 0; i < NCOMMS; i++)
+                    if (g_have_keep[i]) {
+                        rc_buf_free(&g_keep[i].sb);
+                        rc_buf_free(&g_keep[i].rb);
+                        g_have_keep[i] = 0;
+                    }
+            }
         int nb = 1 + (int)rnd_below(MAX_BATCH);
         if (nb > a->nops - done)
             nb = (int)(a->nops - done);
         /* -F: the batch in which a member fails (results may be errors) */
         int fk = -1;
         for (int k = 0; k < g_nfail; k++)
-            if (g_fat[k] >= done && g_fat[k] < done + nb)
+            if (g_fhow[k] != F_ADD && g_fat[k] >= done && g_fat[k] < done + nb)
                 fk = k;
         const int fbatch = fk >= 0;
         int seen[NCOMMS] = {0, 0, 0};
@@ -1147,7 +1260,7 @@ static int usage(void)
 {
     if (g_rank == 0)
         fprintf(stderr, "usage: test_soak [-n OPS] [-s SEED] [-m MAXBYTES] "
-                        "[-A | -T | -F kill|stop[,...] -D DIR] [-k NAME] [-o NO] [-v]\n");
+                        "[-A | -T | -F kill|stop|add[,...] -D DIR] [-k NAME] [-o NO] [-v]\n");
     MPI_Finalize();
     return 2;
 }
@@ -1182,6 +1295,8 @@ int main(int argc, char **argv)
                     g_fhow[g_nfail++] = F_KILL;
                 else if (len == 4 && !strncmp(q, "stop", 4))
                     g_fhow[g_nfail++] = F_STOP;
+                else if (len == 3 && !strncmp(q, "add", 3))
+                    g_fhow[g_nfail++] = F_ADD;
                 else
                     return usage();
                 q += len + (q[len] == ',');
@@ -1207,10 +1322,17 @@ int main(int argc, char **argv)
     }
     if (g_max < 64)
         g_max = 64;
-    const char *bad = g_n > MAX_RANKS                  ? "at most 64 ranks"
+    MPI_Comm parent = MPI_COMM_NULL;
+    MPI_Comm_get_parent(&parent);
+    g_newcomer = parent != MPI_COMM_NULL; /* spawned by HcclCommAddMember */
+    int nlost = 0;
+    for (int k = 0; k < g_nfail; k++)
+        nlost += g_fhow[k] != F_ADD;
+    const char *bad = g_newcomer                       ? NULL /* its members checked */
+                      : g_n > MAX_RANKS - MAX_FAILS     ? "at most 61 ranks"
                       : g_reg && g_threads > 1          ? "-A and -T together: the pool is not thread-safe"
                       : g_nfail && g_threads > 1        ? "-F and -T together: not done"
-                      : g_nfail && g_n - g_nfail < 2    ? "-F leaves fewer than 2 ranks"
+                      : g_nfail && g_n - nlost < 2      ? "-F leaves fewer than 2 ranks"
                       : g_nfail && g_dir == NULL        ? "-F needs -D DIR"
                       : g_nfail && nops < 20 * (g_nfail + 1) ? "-F needs -n 20 * (failures + 1) or more"
                                                         : NULL;
@@ -1220,38 +1342,49 @@ int main(int argc, char **argv)
         MPI_Finalize();
         return 2;
     }
-    /* who fails, and when: from the seed, as the sequence; failure k
-     * within a third of a window either side of (k + 1) windows */
+    run_arg_t args[2];
+    memset(args, 0, sizeof args);
+    if (g_newcomer) /* g_n, g_rank and the world come from the members */
+        newcomer_join(&args[0].rng, &args[0].done);
+    /* the events, from the seed, as the sequence: event k within a third of
+     * a window either side of (k + 1) windows; a failure's rank is drawn
+     * among the ranks that started */
     const long win = nops / (g_nfail + 1);
     for (int k = 0; k < g_nfail; k++) {
         int v = (int)(rc_hash3(seed, 0xfa11, 2 * (uint64_t)k + 1) % (uint64_t)g_n);
         while (is_victim(v))
             v = (v + 1) % g_n;
-        g_fvictim[k] = v;
+        g_fvictim[k] = g_fhow[k] == F_ADD ? -1 : v;
         g_fat[k] = win * (k + 1) - win / 3 +
                    (long)(rc_hash3(seed, 0xfa11, 2 * (uint64_t)k + 2) % (uint64_t)(2 * win / 3));
-        if (g_rank == 0)
+        if (g_rank == 0 && g_fhow[k] == F_ADD)
+            printf("test_soak: a newcomer will join after op %ld of %ld\n", g_fat[k], nops);
+        else if (g_rank == 0)
             printf("test_soak: rank %d will %s at op %ld of %ld\n", v,
                    g_fhow[k] == F_STOP ? "stop (SIGSTOP)" : "be killed (SIGKILL)", g_fat[k], nops);
         fflush(stdout);
     }
-    if (g_nfail)
+    if (g_nfail && !g_newcomer)
         MPI_Comm_split(MPI_COMM_WORLD, is_victim(g_rank) ? MPI_UNDEFINED : 0, g_rank, &g_surv);
-    init_comms();
     if (g_reg) {
         HcclResult r = HcclMemAlloc((void **)&g_pool, POOL_BYTES);
         if (r != HCCL_SUCCESS)
             die_setup("HcclMemAlloc", r);
         rc_buf_pool(g_pool, POOL_BYTES);
-        for (int i = 0; i < NCOMMS; i++)
+    }
+    if (g_newcomer) { /* as the members do after the join (registering is collective) */
+        after_join();
+    } else {
+        init_comms();
+        for (int i = 0; g_pool && i < NCOMMS; i++)
             pool_register(i);
     }
 
-    run_arg_t args[2];
     for (int t = 0; t < g_threads; t++) {
         args[t].seed = seed + (uint64_t)t * 0x1000;
         args[t].nops = nops;
         args[t].tid = t;
+        args[t].resume = g_newcomer;
     }
     if (g_threads == 1) {
         run_seq(&args[0]);
@@ -1274,15 +1407,17 @@ int main(int argc, char **argv)
     if (g_pool)
         HcclMemFree(g_pool);
     /* -F: MPI_COMM_WORLD holds the failed rank: the survivors' own
-     * communicator sums, and each writes its result for the script */
+     * communicator sums (a newcomer has none), and each writes its result
+     * for the script */
     MPI_Comm sum_comm = g_nfail ? g_surv : MPI_COMM_WORLD;
-    long sums[2] = {checks, fails}, tot[2];
-    MPI_Reduce(sums, tot, 2, MPI_LONG, MPI_SUM, 0, sum_comm);
-    if (g_nfail ? printer() : g_rank == 0)
+    long sums[2] = {checks, fails}, tot[2] = {checks, fails};
+    if (!g_newcomer)
+        MPI_Reduce(sums, tot, 2, MPI_LONG, MPI_SUM, 0, sum_comm);
+    if (!g_newcomer && (g_nfail ? printer() : g_rank == 0))
         printf("test_soak: %ld operations, %ld checks, %ld failures (seed %" PRIu64
                ", %d ranks%s%s%s%s)\n",
                nops * g_threads, tot[0], tot[1], seed, g_n, g_reg ? ", registered buffers" : "",
-               g_threads > 1 ? ", two threads" : "", g_nfail ? ", members failed: " : "",
+               g_threads > 1 ? ", two threads" : "", g_nfail ? ", events: " : "",
                g_nfail ? g_fspec : "");
     fflush(stdout);
     if (g_nfail) {
@@ -1291,11 +1426,13 @@ int main(int argc, char **argv)
         snprintf(tmp, sizeof tmp, "%s.tmp", path);
         FILE *f = fopen(tmp, "w");
         if (f) {
-            fprintf(f, "rank=%d checks=%ld fails=%ld recovered=1\n", g_rank, checks, fails);
+            fprintf(f, "rank=%d checks=%ld fails=%ld recovered=1%s\n", g_rank, checks, fails,
+                    g_newcomer ? " newcomer=1" : "");
             fclose(f);
             rename(tmp, path);
         }
-        MPI_Comm_free(&g_surv);
+        if (!g_newcomer)
+            MPI_Comm_free(&g_surv);
         MPI_Finalize(); /* may not return with a failed rank: the script ends the job */
         return fails ? 1 : 0;
     }
