@@ -67,12 +67,18 @@
  *       (HcclCommJoin), receives the sequence's state (an HcclBroadcast:
  *       the generator, the operation count, the members) and goes on with
  *       the others after both splits are made again over the larger world.
- *       In that batch the survivors post every operation and accept, per
- *       operation, a right result or HCCL_E_REMOTE / HCCL_E_TIMEOUT (with
- *       the send buffer unchanged and the guard zones intact); a Barrier
- *       that the failed rank never entered must not succeed. Then, at
- *       once (survivors come at different times: some learn of the
- *       failure from UCX, some at a deadline), they recover:
+ *       In that batch, and in the batches of the RISK_OPS operations
+ *       before it (a survivor may still be in them when it learns of the
+ *       failure: the failed rank had finished them), the survivors post
+ *       every operation and accept, per operation, a right result or
+ *       HCCL_E_REMOTE / HCCL_E_TIMEOUT (with the send buffer unchanged and
+ *       the guard zones intact; the buffers are freed after the
+ *       recovery); a Barrier that the failed rank never entered must not
+ *       succeed. A survivor that saw no error on a communicator holding
+ *       the failed rank (it may have been ahead of it) waits for the
+ *       failure with a world Barrier, which must fail. Then, at once
+ *       (survivors come at different times: some learn of the failure
+ *       from UCX, some at a deadline), they recover:
  *       HcclCommAbort of the world (one run in two), HcclCommRemoveMember
  *       on the world, an AllReduce over the recovered world to agree which
  *       communicators saw an error, then for each split either
@@ -180,6 +186,10 @@ static size_t g_max = (size_t)4 << 20;
  * which operation; the survivors' MPI communicator (for the final sums);
  * the directory for files */
 #define MAX_FAILS 3
+/* -F: the operations before a failure's batch whose errors are accepted (a
+ * survivor may still be in them when another survivor's removal tells it
+ * of the failure: the failed rank had finished them) */
+#define RISK_OPS 24
 enum { F_KILL, F_STOP, F_ADD };
 static int g_nfail, g_fhow[MAX_FAILS], g_fvictim[MAX_FAILS];
 static long g_fat[MAX_FAILS];
@@ -1128,6 +1138,9 @@ static void *run_seq(void *p)
     int have_last = 0;
     long done = a->resume ? a->done : 0;
     int joined = a->resume; /* adds done: a newcomer comes after the one that let it in */
+    int seen[NCOMMS] = {0, 0, 0}; /* -F: communicators with an error before the recovery */
+    op_t defer[RISK_OPS + 3 * MAX_BATCH]; /* -F: operations whose buffers wait for it */
+    int ndefer = 0;
     while (done < a->nops) {
         for (int k = 0; k < g_nfail; k++) /* -F ...,add: at the first batch boundary */
             if (g_fhow[k] == F_ADD && g_fat[k] <= done && !(joined & (2 << k))) {
@@ -1146,13 +1159,17 @@ static void *run_seq(void *p)
         int nb = 1 + (int)rnd_below(MAX_BATCH);
         if (nb > a->nops - done)
             nb = (int)(a->nops - done);
-        /* -F: the batch in which a member fails (results may be errors) */
-        int fk = -1;
-        for (int k = 0; k < g_nfail; k++)
+        /* -F: the batch in which a member fails, and those shortly before
+         * it: results may be errors (risk) */
+        int fk = -1, rk = -1;
+        for (int k = 0; k < g_nfail; k++) {
             if (g_fhow[k] != F_ADD && g_fat[k] >= done && g_fat[k] < done + nb)
                 fk = k;
+            if (g_fhow[k] != F_ADD && g_fat[k] >= done && g_fat[k] < done + nb + RISK_OPS)
+                rk = k;
+        }
+        const int risk = rk >= 0;
         const int fbatch = fk >= 0;
-        int seen[NCOMMS] = {0, 0, 0};
         for (int i = 0; i < nb; i++) {
             op_t *o = &batch[i];
             if (fbatch && done + i == g_fat[fk] && g_rank == g_fvictim[fk])
@@ -1171,7 +1188,7 @@ static void *run_seq(void *p)
                 fflush(stdout);
             }
             o->err = post(o);
-            if (o->err != HCCL_SUCCESS && fbatch) {
+            if (o->err != HCCL_SUCCESS && risk) {
                 seen[o->ci] = 1;
             } else if (o->err != HCCL_SUCCESS) {
                 char w[96];
@@ -1182,7 +1199,7 @@ static void *run_seq(void *p)
         HcclResult serr[2];
         for (int s = 0; s < 2; s++) {
             serr[s] = HcclStreamSynchronize(g_st[s]);
-            if (serr[s] != HCCL_SUCCESS && fbatch) {
+            if (serr[s] != HCCL_SUCCESS && risk) {
                 for (int i = 0; i < nb; i++) /* the stream's operations fail together */
                     if (batch[i].stream == s)
                         seen[batch[i].ci] = 1;
@@ -1195,27 +1212,54 @@ static void *run_seq(void *p)
         int nerr = 0;
         for (int i = 0; i < nb; i++) {
             op_t *o = &batch[i];
-            const HcclResult e = !fbatch ? HCCL_SUCCESS : o->stream < 0 ? o->err : serr[o->stream];
+            const HcclResult e = !risk ? HCCL_SUCCESS : o->stream < 0 ? o->err : serr[o->stream];
             nerr += e != HCCL_SUCCESS;
             if (fbatch && e == HCCL_SUCCESS && o->kind == K_BARRIER && o->no >= g_fat[fk] &&
                 rank_of(&g_cx[o->ci], g_fvictim[fk]) >= 0)
                 fail(o, "a Barrier completed that the failed member never entered");
             check(o, e);
-            if (!fbatch)
-                release(o);
         }
+        for (int i = 0; i < nb; i++) /* a failed operation's buffers: after the recovery */
+            if (risk && (fbatch || nerr))
+                defer[ndefer++] = batch[i];
+            else
+                release(&batch[i]);
         done += nb;
+        if (risk && !fbatch && nerr) {
+            printf("test_soak: rank %d: ops %ld-%ld, before the failure at op %ld: %d of %d "
+                   "operations failed (in flight here when the failure was noticed)\n", g_rank,
+                   done - nb, done - 1, g_fat[rk], nerr, nb);
+            fflush(stdout);
+        }
         if (fbatch) {
             printf("test_soak: rank %d: the failure's batch (ops %ld-%ld): %d of %d operations "
                    "failed (HCCL_E_REMOTE or HCCL_E_TIMEOUT expected)\n", g_rank, done - nb,
                    done - 1, nerr, nb);
             fflush(stdout);
+            /* A survivor removes the failed rank only once it has seen the
+             * failure, as an application would: one whose operations all
+             * went without it (or that was ahead of it) waits for it with a
+             * world Barrier that the failed rank never enters */
+            int noticed = 0;
+            for (int ci = 0; ci < NCOMMS; ci++)
+                noticed |= seen[ci] && rank_of(&g_cx[ci], g_fvictim[fk]) >= 0;
+            if (!noticed) {
+                const HcclResult pr = HcclBarrier(g_cx[0].h, NULL);
+                if (pr != HCCL_E_REMOTE && pr != HCCL_E_TIMEOUT) {
+                    fprintf(stderr, "test_soak: rank %d: a world Barrier after the failure's "
+                            "batch returned %s (HCCL_E_REMOTE or HCCL_E_TIMEOUT expected)\n",
+                            g_rank, HcclGetErrorString(pr));
+                    g_fails++;
+                }
+            }
             recover(g_fvictim[fk], seen);
             /* only now: a failed operation's send that UCX cannot cancel may
              * be read by a late survivor until the communicator is recovered
              * (docs/ELASTIC.md, "Limits") */
-            for (int i = 0; i < nb; i++)
-                release(&batch[i]);
+            for (int i = 0; i < ndefer; i++)
+                release(&defer[i]);
+            ndefer = 0;
+            memset(seen, 0, sizeof seen);
             have_last = 0; /* the communicators changed: nothing to repeat */
             for (int i = 0; i < NCOMMS; i++)
                 if (g_have_keep[i]) {
