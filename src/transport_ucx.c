@@ -69,7 +69,7 @@ int hc_ucx_status_to_hccl(ucs_status_t st)
  * still waits on it (a hung process is noticed by no endpoint, a dead one
  * over shared memory only by keepalive) fails now instead of at its
  * deadline, and they reach HcclCommRemoveMember about when the first
- * survivor did (docs/ELASTIC.md, "Failures"). */
+ * survivor did (docs/ELASTIC.md, "Leaving"). */
 enum { HC_AM_FAILED = 1 };
 
 static ucs_status_t failed_notice_cb(void *arg, const void *header, size_t header_length,
