@@ -12,10 +12,12 @@
 # are). HCCL_EXEC_TIMEOUT=5 (elastic_lib.sh).
 # Each case is HOW:NP[:OPTIONS] (test_soak -F HOW on NP ranks, with
 # OPTIONS, commas for spaces: -A registered buffers, made again after
-# each removal);
-# HC_SOAKF_CASES overrides them, HC_SOAK_OPS the operations per run,
-# HC_SOAK_SEED the base seed (the seed picks the failed rank and the
-# operation too: test_soak prints both).
+# each removal); then stop,kill on 4 ranks declared on two hosts
+# (HCCL_TOPO_FILE: notices and traffic between them over the TCP-only
+# worker; HC_SOAKF_NO_HOSTS=1 skips it). HC_SOAKF_CASES overrides the
+# cases, HC_SOAK_OPS the operations per run, HC_SOAK_SEED the base seed
+# (the seed picks the failed rank and the operation too: test_soak prints
+# both).
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/hc-soakfail.XXXXXX") || exit 99
@@ -29,7 +31,9 @@ fi
 : "${HC_SOAK_OPS:=400}"
 : "${HC_SOAK_SEED:=20261202}"
 k=0
-for c in $HC_SOAKF_CASES; do
+# one case: HOW:NP[:OPTIONS]; $1 is a label for the log
+run_case() {
+    c=$1
     how=${c%%:*}
     rest=${c#*:}
     np=${rest%%:*}
@@ -43,7 +47,7 @@ for c in $HC_SOAKF_CASES; do
     seed=$((HC_SOAK_SEED + 10 * k + np))
     d=$tmp/$k-$how-$np
     mkdir -p "$d"
-    echo "=== test_soak -F $how on $np ranks${args:+ ($args)}, seed $seed"
+    echo "=== test_soak -F $how on $np ranks${args:+ ($args)}${2:+, $2}, seed $seed"
     # shellcheck disable=SC2086
     launch "$np" "$prog" -n "$HC_SOAK_OPS" -s "$seed" -F "$how" -D "$d" $args >"$d/log" 2>&1
     ok=1
@@ -56,14 +60,35 @@ for c in $HC_SOAKF_CASES; do
         echo "soakfail.sh: only $(find "$d" -name 'result.*' ! -name '*.tmp' | wc -l) of" \
             "$nsurv survivors finished within 150 s (hang?)"
         failed="$failed $c(hang)"
-        continue
+        return
     fi
     cat "$d/log"
     cat "$d"/result.*
     if grep -v -q 'fails=0 ' "$d"/result.*; then
-        failed="$failed $c"
+        failed="$failed $c${2:+($2)}"
     fi
+}
+for c in $HC_SOAKF_CASES; do
+    run_case "$c"
 done
+# 4 ranks declared on two hosts (HCCL_TOPO_FILE): the survivors' notices
+# and traffic between the declared hosts go through the TCP-only worker
+if [ -z "${HC_SOAKF_NO_HOSTS:-}" ]; then
+    topo=$tmp/topo
+    cat >"$topo" <<'EOF2'
+hcomm-topology 1
+cluster sim
+rack r0 switch=tor0
+node hostA rack=r0 numa=1
+node hostB rack=r0 numa=1
+rank 0,2 node=hostA numa=0
+rank 1,3 node=hostB numa=0
+EOF2
+    HCCL_TOPO_FILE=$topo
+    export HCCL_TOPO_FILE
+    run_case "stop,kill:4" "two declared hosts"
+    unset HCCL_TOPO_FILE
+fi
 if [ -n "$failed" ]; then
     echo "soakfail.sh: FAILED:$failed"
     exit 1
