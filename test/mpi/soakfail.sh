@@ -53,6 +53,7 @@ run_case() {
     ok=1
     wait_files "$d" "$nsurv" 150 || ok=0
     # the failed ranks (a stopped one lives on): all of them, then mpirun
+    # shellcheck disable=SC2046
     [ -s "$d/victim.pid" ] && kill -9 $(cat "$d/victim.pid") 2>/dev/null
     finish "$d"
     if [ $ok -eq 0 ]; then
