@@ -697,7 +697,7 @@ HC_HOT int hc_comm_wait(hc_comm_t *c, hc_exec_t *const *ex, uint32_t n, const ch
                 HC_ERROR(HC_SUB_COLL,
                          "%s timed out after %.1f s (HCCL_EXEC_TIMEOUT%s) on comm %s rank %u, "
                          "op seq %u, algorithm %s: waiting at %s", what, t - start,
-                         c->wait_scale > 1 ? " x2 for the survivors' agreement" : "", c->name,
+                         c->wait_scale > 1 ? ", scaled for this call" : "", c->name,
                          c->rank, i < n ? ex[i]->seq : 0,
                          i < n && ex[i]->s->algo ? ex[i]->s->algo : "?", where);
                 rc = HCCL_E_TIMEOUT;

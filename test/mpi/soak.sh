@@ -40,21 +40,10 @@ echo "=== test_soak on 3 ranks, two threads, seed $seed"
 sh "$here/mpirun.sh" 3 test_soak -T -n "$HC_SOAK_OPS" -s "$seed"
 rc=$?
 [ $rc -eq 0 ] || failed="$failed np=3-threads(rc=$rc)"
-topo=$(mktemp /tmp/hcomm-soak-topo.XXXXXX)
-cat > "$topo" <<'EOF2'
-hcomm-topology 1
-cluster sim
-rack r0 switch=tor0
-node hostA rack=r0 numa=1
-node hostB rack=r0 numa=1
-rank 0,2 node=hostA numa=0
-rank 1,3 node=hostB numa=0
-EOF2
 seed=$((HC_SOAK_SEED + 400))
 echo "=== test_soak on 4 ranks declared on two hosts, seed $seed"
-HCCL_TOPO_FILE=$topo sh "$here/mpirun.sh" 4 test_soak -n "$HC_SOAK_OPS" -s "$seed"
+HCCL_TOPO_FILE=$here/two-hosts.topo sh "$here/mpirun.sh" 4 test_soak -n "$HC_SOAK_OPS" -s "$seed"
 rc=$?
-rm -f "$topo"
 [ $rc -eq 0 ] || failed="$failed np=4-two-hosts(rc=$rc)"
 if [ -n "$failed" ]; then
     echo "soak.sh: FAILED:$failed"

@@ -75,17 +75,7 @@ done
 # 4 ranks declared on two hosts (HCCL_TOPO_FILE): the survivors' notices
 # and traffic between the declared hosts go through the TCP-only worker
 if [ -z "${HC_SOAKF_NO_HOSTS:-}" ]; then
-    topo=$tmp/topo
-    cat >"$topo" <<'EOF2'
-hcomm-topology 1
-cluster sim
-rack r0 switch=tor0
-node hostA rack=r0 numa=1
-node hostB rack=r0 numa=1
-rank 0,2 node=hostA numa=0
-rank 1,3 node=hostB numa=0
-EOF2
-    HCCL_TOPO_FILE=$topo
+    HCCL_TOPO_FILE=$here/two-hosts.topo
     export HCCL_TOPO_FILE
     run_case "stop,kill:4" "two declared hosts"
     unset HCCL_TOPO_FILE

@@ -1137,14 +1137,14 @@ static void *run_seq(void *p)
     op_t last;
     int have_last = 0;
     long done = a->resume ? a->done : 0;
-    int joined = a->resume; /* adds done: a newcomer comes after the one that let it in */
+    unsigned added = 0; /* bit k: add event k is behind this sequence */
     int seen[NCOMMS] = {0, 0, 0}; /* -F: communicators with an error before the recovery */
     op_t defer[RISK_OPS + 3 * MAX_BATCH]; /* -F: operations whose buffers wait for it */
     int ndefer = 0;
     while (done < a->nops) {
         for (int k = 0; k < g_nfail; k++) /* -F ...,add: at the first batch boundary */
-            if (g_fhow[k] == F_ADD && g_fat[k] <= done && !(joined & (2 << k))) {
-                joined |= 2 << k;
+            if (g_fhow[k] == F_ADD && g_fat[k] <= done && !(added & (1u << k))) {
+                added |= 1u << k;
                 if (a->resume && k <= g_rank - g_n)
                     continue; /* the add that let this newcomer in, or an earlier one */
                 do_add(k, done);
