@@ -15,8 +15,12 @@
  * the copy finds its parent, calls HcclCommJoin(NULL), receives the
  * training state by HcclBroadcast and the loop goes on at 4 ranks.
  *
- * Which rank failed is known here by construction; a real job learns it
- * from its launcher or health checks (and the hcomm log names it).
+ * Which rank failed comes from hcomm: HcclCommGetFailedRanks lists the
+ * members it knows to be dead (polled here for up to 10 s: UCX's keepalive
+ * finds a killed process within about a second). The example also knows
+ * the victim by construction and fails if the two disagree. A hung process
+ * is listed only once a member removed it: for hangs the application
+ * decides (from its launcher, or the rank the timeout's log line names).
  *
  * The mpirun options: orte_abort_on_non_zero_status 0 keeps Open MPI from
  * killing everybody when one rank dies; --oversubscribe (or free slots in
@@ -119,14 +123,25 @@ int main(int argc, char **argv)
         if (r != HCCL_SUCCESS) {
             if (removed)
                 die("HcclAllReduce", r);
-            int vr = -1;
-            for (int i = 0; i < st.n; i++)
-                if (st.ids[i] == victim)
-                    vr = i;
-            if (vr < 0)
-                die("HcclAllReduce (and the victim is not a member)", r);
-            printf("elastic: identity %d: step %d: HcclAllReduce: %s; removing rank %d\n", g_me,
-                   step, HcclGetErrorString(r), vr);
+            uint32_t failed[MAXRANKS], nf = 0;
+            for (int tries = 0; tries < 1000 && nf == 0; tries++) {
+                HcclResult g = HcclCommGetFailedRanks(comm, failed, MAXRANKS, &nf);
+                if (g != HCCL_SUCCESS)
+                    die("HcclCommGetFailedRanks", g);
+                if (nf == 0)
+                    usleep(10000);
+            }
+            if (nf != 1)
+                die(nf ? "HcclCommGetFailedRanks (more than one rank)"
+                       : "HcclCommGetFailedRanks (no rank listed after 10 s)", r);
+            const int vr = (int)failed[0];
+            if (st.ids[vr] != victim) { /* the construction says who died */
+                printf("elastic: FAILED: identity %d: hcomm lists rank %d (identity %d) as "
+                       "failed, but identity %d died\n", g_me, vr, st.ids[vr], victim);
+                exit(1);
+            }
+            printf("elastic: identity %d: step %d: HcclAllReduce: %s; hcomm lists rank %d as "
+                   "failed; removing it\n", g_me, step, HcclGetErrorString(r), vr);
             if ((r = HcclCommRemoveMember(comm, (uint32_t)vr)) != HCCL_SUCCESS)
                 die("HcclCommRemoveMember", r);
             memmove(&st.ids[vr], &st.ids[vr + 1], (st.n - vr - 1) * sizeof st.ids[0]);

@@ -549,6 +549,15 @@ static int failed_peer(hc_comm_t *c, hc_exec_t *const *ex, uint32_t n, const cha
                      p->card.pid, HcclGetErrorString(p->failed));
             return p->failed;
         }
+        /* HcclCommRemoveMember's agreement over the survivors it knows:
+         * one more failure means the others may know a larger set (src/
+         * elastic.c), so it stops and starts again over that set */
+        if (e->seq == HC_TAG_CTRL_SEQ && tc->remove_known &&
+            hc_elastic_failed_count(tc) > tc->remove_known) {
+            HC_WARN(HC_SUB_ELASTIC, "%s on comm %s rank %u: another member failed meanwhile",
+                    what, tc->name, tc->rank);
+            return HCCL_E_REMOTE;
+        }
         /* a collective cannot complete without every member: a member
          * known dead fails it now rather than at the deadline */
         if (e->seq == HC_TAG_P2P_SEQ || e->seq == HC_TAG_CTRL_SEQ)

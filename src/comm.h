@@ -66,6 +66,9 @@ typedef struct hc_comm {
     volatile int aborted;
     double wait_limit_s;      /* > 0: a shorter deadline than HCCL_EXEC_TIMEOUT */
     double wait_scale;        /* > 1: HCCL_EXEC_TIMEOUT times this (HcclCommRemoveMember) */
+    uint32_t remove_known;    /* > 0: HcclCommRemoveMember agrees over the members not
+                               * among this many failed ones (hc_comm_wait stops it when
+                               * one more fails) */
     uint64_t ops;             /* operations run (for logs) */
     /* bytes this rank sent to other nodes (docs/TOPOLOGY.md): by the last
      * collective that succeeded, and by all of them */

@@ -32,7 +32,10 @@
  * completes sends abandoned to it), then the survivors agree on the new id
  * over their own endpoints (control agreement among survivors only) and
  * rebuild. No MPI, nothing sent to the failed process. Cost: ceil(log2 n)
- * rounds of one small message.
+ * rounds of one small message. Other members already known failed go
+ * with it (several can die at once, and no agreement can include a dead
+ * one); survivors that know different sets agree again until they know
+ * the same (HcclCommRemoveMember below).
  *
  * MPI with ULFM (MPIX_ERR_PROC_FAILED, detected by configure): MPI errors
  * of that class are reported as HCCL_E_REMOTE. Open MPI 4.1 has none;
@@ -650,6 +653,38 @@ HcclResult HcclCommJoin(const char *joinInfo, HcclComm *comm)
 
 /* ---- remove ------------------------------------------------------------- */
 
+/* The members of c this process holds failed now (failedRank always),
+ * their endpoints force-closed (which completes the sends abandoned to
+ * them); gone[r] = 1 for each; returns how many. ctx->lock held. */
+static uint32_t gone_members(hc_comm_t *c, uint32_t failedRank, uint8_t *gone)
+{
+    uint32_t k = 0;
+    hc_ctx_poll(c->ctx); /* failures and notices that are due */
+    for (uint32_t r = 0; r < c->nranks; r++) {
+        hc_peer_t *p = hc_comm_peer(c, r);
+        gone[r] = r != c->rank && (r == failedRank || p->failed != 0);
+        if (!gone[r])
+            continue;
+        if (p->failed == 0)
+            p->failed = HCCL_E_REMOTE;
+        if (p->ep) { /* (the close finds the worker of the endpoint through p->ep) */
+            hc_ucx_ep_close(c->ctx, p->ep, 1);
+            p->ep = NULL;
+        }
+        k++;
+    }
+    return k;
+}
+
+/* Members of c marked failed (ctx->lock held). */
+uint32_t hc_elastic_failed_count(const hc_comm_t *c)
+{
+    uint32_t k = 0;
+    for (uint32_t r = 0; r < c->nranks; r++)
+        k += r != c->rank && hc_comm_peer(c, r)->failed != 0;
+    return k;
+}
+
 HcclResult HcclCommRemoveMember(HcclComm comm, uint32_t failedRank)
 {
     static const char fn[] = "HcclCommRemoveMember";
@@ -670,66 +705,147 @@ HcclResult HcclCommRemoveMember(HcclComm comm, uint32_t failedRank)
     }
     double t0 = now_s();
     c->aborted = 0; /* a recovery call: an aborted communicator is rebuilt */
-    /* The process is gone (or hung): say so, and force-close its endpoint,
-     * which completes the sends abandoned to it. Nothing is sent to it. */
     hc_context_t *ctx = c->ctx;
-    pthread_mutex_lock(&ctx->lock);
-    hc_peer_t *fp = hc_comm_peer(c, failedRank);
-    if (fp->failed == 0)
-        fp->failed = HCCL_E_REMOTE;
-    if (fp->ep) { /* (the close finds the worker of the endpoint through fp->ep) */
-        hc_ucx_ep_close(ctx, fp->ep, 1);
-        fp->ep = NULL;
-    }
-    /* and tell the other survivors, whose operations may still wait on it
-     * (until their deadline, for a hung process): they come sooner */
-    for (uint32_t r = 0; r < n; r++)
-        if (r != failedRank && r != c->rank)
-            hc_ucx_notice_failed(ctx, c->peer[r], c->peer[failedRank]);
-    pthread_mutex_unlock(&ctx->lock);
     uint32_t *surv = malloc((size_t)n * sizeof(uint32_t));
-    if (surv == NULL)
+    uint8_t *gone = calloc(n, 2); /* gone[n], then told[n] */
+    if (surv == NULL || gone == NULL) {
+        free(surv);
+        free(gone);
         return HCCL_E_MEMORY;
-    for (uint32_t r = 0, k = 0; r < n; r++)
-        if (r != failedRank)
-            surv[k++] = r;
-    const uint32_t me = c->rank - (c->rank > failedRank);
-    uint32_t salt_in[2] = {c->epoch, failedRank};
-    uint32_t v[4] = {hc_comm_propose_id(ctx), 0, failedRank, ~failedRank};
-    /* A survivor can come up to one deadline after another (one that only
-     * waited on survivors learns of the failure by the notice above, or by
-     * its deadline): twice HCCL_EXEC_TIMEOUT for this agreement. */
-    c->wait_scale = 2;
-    rc = hc_ctrl_max(c, surv, n - 1, me, HC_CTRL_REMOVE,
-                     hc_hash32(HC_HASH32_INIT, salt_in, sizeof(salt_in)), v, 4, fn);
-    c->wait_scale = 0;
-    if (rc == HCCL_SUCCESS && (v[2] != failedRank || v[3] != (uint32_t)~failedRank)) {
-        HC_ERROR(HC_SUB_ELASTIC, "%s on %s: the survivors passed different failed ranks", fn,
-                 c->name);
-        rc = HCCL_E_PARA;
+    }
+    uint8_t *told = gone + n;
+    uint32_t ns = 0, me = 0, nf = 0, id = 0;
+    /* The survivors agree among themselves on who is gone: failedRank and
+     * any other member known failed (several processes can die at once,
+     * a whole host). Members that know different sets use different tags,
+     * so they never pair up; each tells the others what it knows, and an
+     * attempt that learns of one more failure meanwhile stops and starts
+     * again over the larger set, until all agree. */
+    for (uint32_t attempt = 0;; attempt++) {
+        pthread_mutex_lock(&ctx->lock);
+        nf = gone_members(c, failedRank, gone);
+        /* tell the other survivors, whose operations may still wait on
+         * these (until their deadline, for a hung process): they come
+         * sooner, and agree on the same set. Nothing is sent to them. */
+        for (uint32_t g = 0; g < n; g++) {
+            if (!gone[g] || told[g])
+                continue;
+            told[g] = 1;
+            for (uint32_t r = 0; r < n; r++)
+                if (!gone[r] && r != c->rank)
+                    hc_ucx_notice_failed(ctx, c->peer[r], c->peer[g]);
+        }
+        pthread_mutex_unlock(&ctx->lock);
+        uint32_t h = hc_hash32(HC_HASH32_INIT, &c->epoch, sizeof(c->epoch));
+        ns = 0;
+        for (uint32_t r = 0; r < n; r++) {
+            if (gone[r]) {
+                h = hc_hash32(h, &r, sizeof(r));
+                continue;
+            }
+            if (r == c->rank)
+                me = ns;
+            surv[ns++] = r;
+        }
+        uint32_t v[4] = {hc_comm_propose_id(ctx), 0, h, ~h};
+        /* A survivor can come up to one deadline after another (one that
+         * only waited on survivors learns of the failure by the notice
+         * above, or by its deadline): twice HCCL_EXEC_TIMEOUT for this
+         * agreement. */
+        c->wait_scale = 2;
+        c->remove_known = nf; /* hc_comm_wait stops it if one more fails */
+        rc = ns > 1 ? hc_ctrl_max(c, surv, ns, me, HC_CTRL_REMOVE, h, v, 4, fn) : HCCL_SUCCESS;
+        c->remove_known = 0;
+        c->wait_scale = 0;
+        if (rc == HCCL_SUCCESS && (v[2] != h || v[3] != ~h)) {
+            HC_ERROR(HC_SUB_ELASTIC, "%s on %s: the survivors disagree on the failed ranks", fn,
+                     c->name);
+            rc = HCCL_E_PARA;
+        }
+        if (rc == HCCL_SUCCESS) {
+            id = hc_comm_note_id(ctx, v[0]);
+            break;
+        }
+        pthread_mutex_lock(&ctx->lock);
+        const uint32_t now_failed = hc_elastic_failed_count(c);
+        pthread_mutex_unlock(&ctx->lock);
+        if (rc != HCCL_E_REMOTE || now_failed <= nf || attempt >= n)
+            break;
+        HC_WARN(HC_SUB_ELASTIC, "%s on %s: another member failed during the agreement (%u "
+                "failed, %u before): agreeing again", fn, c->name, now_failed, nf);
     }
     if (rc == HCCL_SUCCESS) {
-        uint32_t id = hc_comm_note_id(ctx, v[0]);
-        for (uint32_t k = 0; k < n - 1; k++)
+        const uint32_t old_rank = c->rank;
+        for (uint32_t k = 0; k < ns; k++)
             surv[k] = c->peer[surv[k]];
-        uint32_t old_rank = c->rank;
-        rc = hc_comm_rebuild(c, me, n - 1, surv, id);
-        if (rc == HCCL_SUCCESS) {
-            struct hc_elastic *el = c->el;
-            if (el && el->owner_rank < n) {
-                if (el->owner_rank == failedRank) {
-                    el->port[0] = '\0'; /* only its owner could accept on it */
-                    el->owner_rank = UINT32_MAX;
-                } else if (el->owner_rank > failedRank) {
-                    el->owner_rank--;
-                }
+        rc = hc_comm_rebuild(c, me, ns, surv, id);
+        struct hc_elastic *el = c->el;
+        if (rc == HCCL_SUCCESS && el && el->owner_rank < n) {
+            uint32_t below = 0;
+            for (uint32_t r = 0; r < el->owner_rank; r++)
+                below += gone[r];
+            if (gone[el->owner_rank]) {
+                el->port[0] = '\0'; /* only its owner could accept on it */
+                el->owner_rank = UINT32_MAX;
+            } else {
+                el->owner_rank -= below;
             }
-            HC_INFO(HC_SUB_ELASTIC, "%s: %s dropped rank %u (%s:%d); %u ranks left, id %u, "
-                    "this process rank %u -> %u; %.3f ms", fn, c->name, failedRank,
-                    fp->card.host, fp->card.pid, n - 1, id, old_rank, me,
-                    (now_s() - t0) * 1e3);
         }
+        if (rc == HCCL_SUCCESS)
+            HC_INFO(HC_SUB_ELASTIC, "%s: %s dropped rank %u%s (%u failed); %u ranks left, id %u, "
+                    "this process rank %u -> %u; %.3f ms", fn, c->name, failedRank,
+                    nf > 1 ? " and the other failed ranks" : "", nf, ns, id, old_rank, me,
+                    (now_s() - t0) * 1e3);
     }
     free(surv);
+    free(gone);
     return (HcclResult)rc;
+}
+
+/* What this process knows: the address book's failed marks (set by the
+ * endpoint error callback, keepalive included, by the removal notice of
+ * another member, and by our own HcclCommRemoveMember). Progressing once
+ * runs callbacks that are due. A process that only ever received from a
+ * peer has no endpoint to it, and only an endpoint notices a death: open
+ * the missing ones (as the wait of src/comm.c does after a long wait), so
+ * that polling this call finds a dead member within about
+ * UCX_KEEPALIVE_INTERVAL (an endpoint is made once per process pair). */
+HcclResult HcclCommGetFailedRanks(HcclComm comm, uint32_t *ranks, uint32_t maxRanks,
+                                  uint32_t *nFailed)
+{
+    static const char fn[] = "HcclCommGetFailedRanks";
+    hc_comm_t *c = comm;
+    int rc = hc_comm_check(c, fn);
+    if (rc != HCCL_SUCCESS)
+        return rc;
+    if (nFailed == NULL) {
+        HC_ERROR(HC_SUB_ELASTIC, "%s: nFailed is NULL", fn);
+        return HCCL_E_PTR;
+    }
+    if (ranks == NULL && maxRanks > 0) {
+        HC_ERROR(HC_SUB_ELASTIC, "%s: ranks is NULL but maxRanks is %u", fn, maxRanks);
+        return HCCL_E_PTR;
+    }
+    hc_context_t *ctx = c->ctx;
+    uint32_t k = 0;
+    pthread_mutex_lock(&ctx->lock);
+    hc_ctx_poll(ctx);
+    for (uint32_t r = 0; r < c->nranks; r++) {
+        if (r == c->rank)
+            continue;
+        hc_peer_t *p = hc_comm_peer(c, r);
+        if (p->failed == 0 && p->ep == NULL) {
+            int erc;
+            if (hc_ctx_ep(ctx, c->peer[r], &erc) == NULL && p->failed == 0)
+                p->failed = erc;
+        }
+        if (p->failed == 0)
+            continue;
+        if (k < maxRanks)
+            ranks[k] = r;
+        k++;
+    }
+    pthread_mutex_unlock(&ctx->lock);
+    *nFailed = k;
+    return HCCL_SUCCESS;
 }

@@ -34,6 +34,10 @@ int hc_ctrl_max(hc_comm_t *c, const uint32_t *members, uint32_t n, uint32_t me,
 uint32_t hc_hash32(uint32_t h, const void *data, size_t len);
 #define HC_HASH32_INIT 2166136261u
 
+/* How many members of c are marked failed in the address book (ctx->lock
+ * held). */
+uint32_t hc_elastic_failed_count(const hc_comm_t *c);
+
 /* Release a communicator's join state (hc_comm_destroy calls it). */
 void hc_elastic_free(hc_comm_t *c);
 

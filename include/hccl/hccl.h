@@ -68,8 +68,23 @@ HcclResult HcclCreateSubCommConfig(HcclComm *comm, uint32_t rankNum, uint32_t *r
                                    HcclCommConfig *config, HcclComm *subComm);
 /** Collective over current members: admit a newcomer at rank newRank. */
 HcclResult HcclCommAddMember(HcclComm comm, uint32_t newRank);
-/** Collective over survivors: drop failedRank (which may be dead or hung). */
+/** Collective over survivors: drop failedRank (which may be dead or hung),
+ *  and with it every other member known failed when the survivors agree
+ *  (several processes can die at once); HcclGetRankSize/HcclGetRankId give
+ *  the new size and rank. */
 HcclResult HcclCommRemoveMember(HcclComm comm, uint32_t failedRank);
+/** Extension (ULFM's MPIX_Comm_get_failed for hcomm): the ranks of comm
+ *  that this process knows to have failed, in ascending order: their
+ *  process ended (UCX saw its connection break, or its keepalive found the
+ *  process gone), or another member removed it (HcclCommRemoveMember tells
+ *  the others). A hung process is listed only once a member removed it.
+ *  Local knowledge: members learn at different times; poll after an
+ *  operation failed. Writes min(*nFailed, maxRanks) ranks and sets *nFailed
+ *  to the full count; ranks may be NULL when maxRanks is 0. Not collective;
+ *  it progresses UCX once and opens the connections to members that it
+ *  lacks, so that a dead process is noticed. */
+HcclResult HcclCommGetFailedRanks(HcclComm comm, uint32_t *ranks, uint32_t maxRanks,
+                                  uint32_t *nFailed);
 /** The newcomer's side of HcclCommAddMember. */
 HcclResult HcclCommJoin(const char *joinInfo, HcclComm *comm);
 /** A string that a newcomer passes to HcclCommJoin. */

@@ -7,7 +7,8 @@
 # buffer), recover every communicator (HcclCommAbort, HcclCommRemoveMember,
 # or HcclCommDestroy and a new split), and then get every result right
 # bit for bit; a second failure later in the same run (HOW kill,stop)
-# hits the recovered communicators, and "add" takes a newcomer in
+# hits the recovered communicators, kill2 kills two ranks at once (one
+# HcclCommRemoveMember per communicator drops both), and "add" takes a newcomer in
 # (HcclCommAddMember spawns it; it joins the sequence where the others
 # are). HCCL_EXEC_TIMEOUT=5 (elastic_lib.sh).
 # Each case is HOW:NP[:OPTIONS] (test_soak -F HOW on NP ranks, with
@@ -27,7 +28,7 @@ if [ ! -x "$prog" ]; then
     echo "soakfail.sh: $prog: not built" >&2
     exit 99
 fi
-: "${HC_SOAKF_CASES:=kill,add:4 stop:3 stop,kill:5 stop,add:4:-A kill,kill:8}"
+: "${HC_SOAKF_CASES:=kill,add:4 stop:3 stop,kill:5 stop,add:4:-A kill,kill:8 kill2,add:5}"
 : "${HC_SOAK_OPS:=400}"
 : "${HC_SOAK_SEED:=20261202}"
 k=0
@@ -41,6 +42,7 @@ run_case() {
     [ "$rest" != "$np" ] && args=$(echo "${rest#*:}" | tr , ' ')
     # survivors: the ranks that started, less those that fail, plus newcomers
     nlost=$(printf '%s\n' "$how" | tr , '\n' | grep -c -E '^(kill|stop)$')
+    nlost=$((nlost + 2 * $(printf '%s\n' "$how" | tr , '\n' | grep -c '^kill2$')))
     nadd=$(printf '%s\n' "$how" | tr , '\n' | grep -c '^add$')
     nsurv=$((np - nlost + nadd))
     k=$((k + 1))

@@ -2,7 +2,8 @@
  * test/mpi/test_elastic.c - members leave and join a live communicator
  * (public API only). Driven by test/mpi/elastic.sh, one mode per run:
  *
- *   remove DIR kill|stop   (4+ ranks, --mca orte_abort_on_non_zero_status 0)
+ *   remove DIR kill|stop|kill2 (4+ ranks, kill2 5+; --mca
+ *                          orte_abort_on_non_zero_status 0)
  *       Rank n-2 is the victim: after a last MPI_Barrier it writes its pid
  *       to DIR/victim.pid and kills (SIGKILL) or stops (SIGSTOP) itself
  *       while the others are inside an HcclAllReduce that needs it. Every
@@ -15,6 +16,11 @@
  *       size. Each survivor writes DIR/result.<world rank>: the error, the
  *       wall-clock times around the removal and its check counts. The
  *       script reads those (mpirun may never return after a SIGKILL).
+ *       HcclCommGetFailedRanks must list a killed victim (polled up to
+ *       10 s) and never a live rank, and nothing after the removal; the
+ *       survivors remove the rank it listed. kill2: rank 1 dies as well,
+ *       1.5 s after the first victim, while the survivors wait for it in
+ *       HcclCommRemoveMember: the removal starts again and drops both.
  *   add-spawn              (2 ranks) HcclCommAddMember(comm, 1): hcomm
  *       spawns this program again; the spawned copy sees a parent and calls
  *       HcclCommJoin(NULL). Then 3 ranks run checked collectives.
@@ -143,15 +149,19 @@ static void check_comm(HcclComm comm, const int32_t *ids, int n, int32_t me, int
 
 /* ---- remove ------------------------------------------------------------- */
 
-static int mode_remove(const char *dir, int stop)
+static int mode_remove(const char *dir, int stop, int two)
 {
     int n;
     MPI_Comm_size(MPI_COMM_WORLD, &n);
-    if (n < 3) {
-        fprintf(stderr, "test_elastic remove: needs at least 3 ranks\n");
+    if (n < (two ? 5 : 3)) {
+        fprintf(stderr, "test_elastic remove: needs at least %d ranks\n", two ? 5 : 3);
         return 2;
     }
     const int victim = n - 2;
+    /* kill2: rank 1 dies too, 1.5 s after the first (the survivors are in
+     * HcclCommRemoveMember by then, waiting for it: it stops that
+     * agreement, which starts again without both) */
+    const int victim2 = two ? 1 : -1;
     HcclComm comm = NULL;
     if (!ok("HcclCommInitMpi", HcclCommInitMpi(MPI_COMM_WORLD, &comm), HCCL_SUCCESS))
         return 1;
@@ -161,15 +171,15 @@ static int mode_remove(const char *dir, int stop)
     for (int r = 0; r < 3; r++)
         check_comm(comm, ids, n, g_rank, r, "before the failure");
     MPI_Barrier(MPI_COMM_WORLD); /* the last MPI call over a group with the victim */
-    if (g_rank == victim) {
+    if (g_rank == victim || g_rank == victim2) {
         char path[4096];
         snprintf(path, sizeof path, "%s/victim.pid", dir);
-        FILE *f = fopen(path, "w");
+        FILE *f = fopen(path, "a");
         if (f) {
             fprintf(f, "%d\n", (int)getpid());
             fclose(f);
         }
-        usleep(300000); /* the others are inside the AllReduce by now */
+        usleep(g_rank == victim2 ? 1800000 : 300000); /* the others are inside the AllReduce */
         raise(stop ? SIGSTOP : SIGKILL);
         /* stopped: resumed only to be killed by the script */
         for (;;)
@@ -198,25 +208,56 @@ static int mode_remove(const char *dir, int stop)
     HcclGetCommAsyncError(comm, &ae);
     check(ae == r, "HcclGetCommAsyncError = %d, expected the operation's error %d", (int)ae,
           (int)r);
+    /* Which rank failed, from hcomm: a killed member is listed within about
+     * a keepalive interval (poll until then, 10 s at most); a stopped one
+     * only once a survivor removed it. Never a live member. */
+    uint32_t fr[64], nf = 0;
+    double tf0 = wall(), t_known = -1;
+    for (;;) {
+        HcclResult gr = HcclCommGetFailedRanks(comm, fr, 64, &nf);
+        ok("HcclCommGetFailedRanks", gr, HCCL_SUCCESS);
+        if (gr != HCCL_SUCCESS)
+            break;
+        for (uint32_t i = 0; i < nf && i < 64; i++)
+            check((int)fr[i] == victim || (int)fr[i] == victim2,
+                  "HcclCommGetFailedRanks lists rank %u, which is alive", fr[i]);
+        if (nf > 0) {
+            t_known = wall() - tf0;
+            break;
+        }
+        if (stop || wall() - tf0 > 10)
+            break;
+        usleep(10000);
+    }
+    if (!stop)
+        check(nf >= 1 && (two || (nf == 1 && (int)fr[0] == victim)),
+              "HcclCommGetFailedRanks: %u ranks listed %.1f s after the error, expected the "
+              "killed rank %d", nf, wall() - tf0, victim);
     if (stop) {
         ok("HcclCommAbort", HcclCommAbort(comm), HCCL_SUCCESS);
         HcclStreamDestroy(st);
     }
     double te0 = wall();
-    HcclResult rr = HcclCommRemoveMember(comm, (uint32_t)victim);
+    /* the rank hcomm listed (kill2: the one it knew first; the other is
+     * removed with it) */
+    HcclResult rr = HcclCommRemoveMember(comm, nf > 0 ? fr[0] : (uint32_t)victim);
     double te1 = wall();
     ok("HcclCommRemoveMember", rr, HCCL_SUCCESS);
     int m = 0;
     for (int i = 0; i < n; i++)
-        if (i != victim)
+        if (i != victim && i != victim2)
             ids[m++] = i;
     if (rr == HCCL_SUCCESS) {
         uint32_t rk = 99;
+        const int want = g_rank - (g_rank > victim) - (victim2 >= 0 && g_rank > victim2);
         HcclGetRankId(comm, &rk);
-        check((int)rk == g_rank - (g_rank > victim), "rank after removal %u, expected %d", rk,
-              g_rank - (g_rank > victim));
+        check((int)rk == want, "rank after removal %u, expected %d", rk, want);
         HcclGetCommAsyncError(comm, &ae);
         check(ae == HCCL_SUCCESS, "async error after removal: %d", (int)ae);
+        nf = 99;
+        ok("HcclCommGetFailedRanks (after the removal)",
+           HcclCommGetFailedRanks(comm, NULL, 0, &nf), HCCL_SUCCESS);
+        check(nf == 0, "HcclCommGetFailedRanks after the removal: %u ranks listed", nf);
         for (int k = 0; k < 5; k++)
             check_comm(comm, ids, m, g_rank, 10 + k, "after the removal");
         for (int i = 0; i < C; i++)
@@ -235,9 +276,9 @@ static int mode_remove(const char *dir, int stop)
     snprintf(tmp, sizeof tmp, "%s.tmp", path);
     FILE *f = fopen(tmp, "w");
     if (f) {
-        fprintf(f, "rank=%d error=%d error_name=%s error_after_s=%.3f remove_enter=%.6f "
-                "remove_exit=%.6f checks=%ld fails=%ld\n", g_rank, (int)r,
-                HcclGetErrorString(r), t_err, te0, te1, g_checks, g_fails);
+        fprintf(f, "rank=%d error=%d error_name=%s error_after_s=%.3f failed_known_after_s=%.3f "
+                "remove_enter=%.6f remove_exit=%.6f checks=%ld fails=%ld\n", g_rank, (int)r,
+                HcclGetErrorString(r), t_err, t_known, te0, te1, g_checks, g_fails);
         fclose(f);
         rename(tmp, path);
     }
@@ -362,7 +403,7 @@ int main(int argc, char **argv)
     if (parent != MPI_COMM_NULL)
         rc = mode_newcomer(NULL, 1);
     else if (argc >= 4 && strcmp(argv[1], "remove") == 0)
-        rc = mode_remove(argv[2], strcmp(argv[3], "stop") == 0);
+        rc = mode_remove(argv[2], strcmp(argv[3], "stop") == 0, strcmp(argv[3], "kill2") == 0);
     else if (argc >= 2 && strcmp(argv[1], "add-spawn") == 0)
         rc = mode_add(NULL);
     else if (argc >= 3 && strcmp(argv[1], "add-connect") == 0)
@@ -370,7 +411,7 @@ int main(int argc, char **argv)
     else if (argc >= 3 && strcmp(argv[1], "join") == 0)
         rc = mode_newcomer(argv[2], 0);
     else
-        fprintf(stderr, "usage: test_elastic remove DIR kill|stop | add-spawn | "
+        fprintf(stderr, "usage: test_elastic remove DIR kill|stop|kill2 | add-spawn | "
                 "add-connect FILE | join FILE\n");
     MPI_Finalize();
     return rc;

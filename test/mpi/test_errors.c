@@ -221,6 +221,24 @@ static void null_comm(void)
     g_checks++;
     if (u != 77)
         failf("HcclGetRankSize/Id(NULL, &u) wrote the output (%u)", u);
+    uint32_t fr[4] = {77, 77, 77, 77};
+    EXPECT(HCCL_E_PTR, HcclCommGetFailedRanks(NULL, fr, 4, &u));
+    EXPECT(HCCL_E_PTR, HcclCommGetFailedRanks(g_comm, fr, 4, NULL));
+    EXPECT(HCCL_E_PTR, HcclCommGetFailedRanks(g_comm, NULL, 1, &u));
+    g_checks++;
+    if (u != 77 || fr[0] != 77)
+        failf("a failed call wrote an output (%u, ranks[0] %u)", u, fr[0]);
+    /* a healthy communicator: no rank listed, nothing written to ranks */
+    EXPECT(HCCL_SUCCESS, HcclCommGetFailedRanks(g_comm, fr, 4, &u));
+    g_checks++;
+    if (u != 0 || fr[0] != 77)
+        failf("HcclCommGetFailedRanks on a healthy communicator: %u ranks (ranks[0] %u)", u,
+              fr[0]);
+    u = 77;
+    EXPECT(HCCL_SUCCESS, HcclCommGetFailedRanks(g_comm, NULL, 0, &u));
+    g_checks++;
+    if (u != 0)
+        failf("HcclCommGetFailedRanks(comm, NULL, 0, &n): n = %u", u);
     EXPECT2(HCCL_E_PTR, HCCL_SUCCESS, HcclCommDestroy(NULL));
     EXPECT(HCCL_E_PTR, HcclCommInitMpi(MPI_COMM_WORLD, NULL));
 }

@@ -56,7 +56,9 @@
  *       (blocking calls on different communicators from different threads
  *       progress: docs/DESIGN.md); references computed locally, without MPI
  *   -F  members fail, or join, mid-sequence: HOW is a list of up to three
- *       events, kill, stop or add (kill,add: a failure, later a newcomer),
+ *       events, kill, kill2, stop or add (kill,add: a failure, later a
+ *       newcomer; kill2: two ranks killed at the same operation, which one
+ *       HcclCommRemoveMember per communicator drops together),
  *       event k of F near (k + 1) / (F + 1) of OPS (drawn from the seed).
  *       kill / stop: a rank that started, drawn from the seed, kills
  *       itself (SIGKILL) or stops (SIGSTOP) at that operation, with
@@ -79,6 +81,9 @@
  *       failure with a world Barrier, which must fail. Then, at once
  *       (survivors come at different times: some learn of the failure
  *       from UCX, some at a deadline), they recover:
+ *       HcclCommGetFailedRanks on the world must list a killed rank
+ *       (polled up to 15 s) and never a live one (a stopped rank is listed
+ *       once another survivor removed it, or not yet);
  *       HcclCommAbort of the world (one run in two), HcclCommRemoveMember
  *       on the world, an AllReduce over the recovered world to agree which
  *       communicators saw an error, then for each split either
@@ -86,7 +91,9 @@
  *       HcclCommDestroy and a new split of the smaller world (drawn; a
  *       half without the failed rank is made again if it saw an error
  *       anywhere, else kept or made again). Ranks and sizes after the
- *       recovery are checked against a local model of the splits, and the
+ *       recovery are checked against a local model of the splits (and
+ *       HcclCommGetFailedRanks: nothing on the recovered world, exactly
+ *       the failed rank on a split still holding it), and the
  *       sequence goes on to OPS with every result checked bit for bit.
  *       References are computed locally (no MPI call over a group with
  *       the failed rank). Each survivor writes DIR/result.RANK ("rank=R
@@ -114,6 +121,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "refcheck.h"
 
@@ -190,8 +198,9 @@ static size_t g_max = (size_t)4 << 20;
  * survivor may still be in them when another survivor's removal tells it
  * of the failure: the failed rank had finished them) */
 #define RISK_OPS 24
-enum { F_KILL, F_STOP, F_ADD };
-static int g_nfail, g_fhow[MAX_FAILS], g_fvictim[MAX_FAILS];
+enum { F_KILL, F_STOP, F_ADD, F_KILL2 };
+/* event k's failed rank(s): g_fvictim2[k] >= 0 for kill2 (two at once) */
+static int g_nfail, g_fhow[MAX_FAILS], g_fvictim[MAX_FAILS], g_fvictim2[MAX_FAILS];
 static long g_fat[MAX_FAILS];
 static const char *g_fspec;
 static int g_newcomer; /* this process was spawned by an "add" (-F ...,add) */
@@ -914,9 +923,15 @@ static void init_comms(void)
 static int is_victim(int id)
 {
     for (int k = 0; k < g_nfail; k++)
-        if (g_fvictim[k] == id)
+        if (g_fvictim[k] == id || g_fvictim2[k] == id)
             return 1;
     return 0;
+}
+
+/* Does cx hold a rank that fails at event k? */
+static int holds_victim(const ctx_t *cx, int k)
+{
+    return rank_of(cx, g_fvictim[k]) >= 0 || (g_fvictim2[k] >= 0 && rank_of(cx, g_fvictim2[k]) >= 0);
 }
 
 /* The survivor that prints: the lowest rank that never fails. */
@@ -941,36 +956,97 @@ static void fail_now(int k)
     printf("test_soak: rank %d: %s at op %ld\n", g_rank,
            g_fhow[k] == F_STOP ? "stopping (SIGSTOP)" : "killing itself (SIGKILL)", g_fat[k]);
     fflush(stdout);
-    raise(g_fhow[k] == F_STOP ? SIGSTOP : SIGKILL);
+    raise(g_fhow[k] == F_STOP ? SIGSTOP : SIGKILL); /* kill2: both victims */
     for (;;) /* stopped: resumed only to be killed */
         pause();
 }
 
-/* The survivors after the failure batch, each as soon as it is through it:
+/* What HcclCommGetFailedRanks says of communicator cx, given the members
+ * that fail at once (ids vid[0..nv)): it never lists another rank; with
+ * want set it must list every one of them that cx holds, polled for up to
+ * 15 s (a killed process is found by UCX's keepalive; HCCL_EXEC_TIMEOUT is
+ * 5 s in soakfail.sh). */
+static void failed_ranks(const ctx_t *cx, const int *vid, int nv, int want, const char *when)
+{
+    int vr[2], nin = 0;
+    for (int i = 0; i < nv; i++)
+        if (rank_of(cx, vid[i]) >= 0)
+            vr[nin++] = rank_of(cx, vid[i]);
+    uint32_t fr[MAX_RANKS], nf = 0;
+    const time_t t0 = time(NULL);
+    for (;;) {
+        const HcclResult r = HcclCommGetFailedRanks(cx->h, fr, MAX_RANKS, &nf);
+        if (r != HCCL_SUCCESS)
+            die_setup("HcclCommGetFailedRanks", r);
+        int listed = 0;
+        for (uint32_t i = 0; i < nf; i++) {
+            if ((nin > 0 && (int)fr[i] == vr[0]) || (nin > 1 && (int)fr[i] == vr[1])) {
+                listed++;
+                continue;
+            }
+            fprintf(stderr, "test_soak: rank %d: HcclCommGetFailedRanks %s lists rank %u of %d, "
+                    "which is alive\n", g_rank, when, fr[i], cx->n);
+            g_fails++;
+        }
+        g_checks++;
+        if (listed == nin || !want)
+            return;
+        if (time(NULL) - t0 > 15) {
+            fprintf(stderr, "test_soak: rank %d: HcclCommGetFailedRanks %s: %d of the %d failed "
+                    "ranks listed after 15 s\n", g_rank, when, listed, nin);
+            g_fails++;
+            return;
+        }
+        usleep(10000);
+    }
+}
+
+/* The model: the failed members out of cx. */
+static void drop_members(ctx_t *cx, const int *vid, int nv)
+{
+    for (int i = 0; i < nv; i++) {
+        const int v = rank_of(cx, vid[i]);
+        if (v < 0)
+            continue;
+        memmove(&cx->mem[v], &cx->mem[v + 1], sizeof(int) * (size_t)(cx->n - v - 1));
+        cx->n--;
+    }
+    cx->rank = rank_of(cx, g_rank);
+}
+
+/* The survivors after failure k's batch, each as soon as it is through it:
  * recover every communicator (see -F above). seen[ci]: an operation on ci
  * failed here. */
-static void recover(int victim, const int *seen)
+static void recover(int k, const int *seen)
 {
     ctx_t *w = &g_cx[0], *h = &g_cx[1];
-    /* the halves: errors on the one without the failed rank count (the
-     * other is recovered anyway); the permuted split holds it */
-    int32_t mine[2] = {rank_of(h, victim) < 0 && seen[1], seen[2]}, all[2];
+    const int vid[2] = {g_fvictim[k], g_fvictim2[k]}, nv = vid[1] >= 0 ? 2 : 1;
+    const int killed = g_fhow[k] != F_STOP;
+    /* the halves: errors on one without a failed rank count (the other is
+     * recovered anyway); the permuted split holds them */
+    int32_t mine[2] = {!holds_victim(h, k) && seen[1], seen[2]}, all[2];
     /* drawn on every survivor alike, whatever it then does */
     const int abort_first = (int)rnd_below(2);
     const int resplit_half = rnd_below(2) == 0, resplit_perm = rnd_below(2) == 0;
     HcclResult r;
+    /* who failed, from hcomm: killed ranks are found; a stopped one is
+     * listed once another survivor removed it (its notice) */
+    failed_ranks(w, vid, nv, killed, "before the recovery");
     if (abort_first && (r = HcclCommAbort(w->h)) != HCCL_SUCCESS)
         die_setup("HcclCommAbort(world)", r);
-    const int vw = rank_of(w, victim);
-    r = HcclCommRemoveMember(w->h, (uint32_t)vw);
+    /* kill2: one call drops both (the survivors agree on every member
+     * known failed) */
+    r = HcclCommRemoveMember(w->h, (uint32_t)rank_of(w, vid[0]));
     if (r != HCCL_SUCCESS)
         die_setup("HcclCommRemoveMember(world)", r);
     if (g_pool) /* a membership change drops the registrations (docs/DESIGN.md) */
         pool_register(0);
-    memmove(&w->mem[vw], &w->mem[vw + 1], sizeof(int) * (size_t)(w->n - vw - 1));
-    w->n--;
-    w->rank = rank_of(w, g_rank);
+    drop_members(w, vid, nv);
     verify(w, "after HcclCommRemoveMember");
+    failed_ranks(w, vid, nv, 0, "after the removal");
+    /* the splits: ours marks the process failed for every communicator */
+    for (int ci = 1; ci < NCOMMS; ci++)
+        failed_ranks(&g_cx[ci], vid, nv, 1, ci == 1 ? "on the half" : "on the permuted split");
     HcclResult ae = HCCL_E_INTERNAL;
     HcclGetCommAsyncError(w->h, &ae);
     if (ae != HCCL_SUCCESS) {
@@ -987,19 +1063,17 @@ static void recover(int victim, const int *seen)
                                NULL, NULL};
     for (int ci = 1; ci < NCOMMS; ci++) {
         ctx_t *cx = &g_cx[ci];
-        const int v = rank_of(cx, victim);
+        const int v = rank_of(cx, vid[0]) >= 0 ? rank_of(cx, vid[0]) : rank_of(cx, vid[1]);
         if (resplit[ci]) { /* collective over the world: every survivor */
             remake(ci);
             how[ci] = "made again";
-        } else if (v >= 0) {
+        } else if (holds_victim(cx, k)) { /* one call for all the failed members it holds */
             r = HcclCommRemoveMember(cx->h, (uint32_t)v);
             if (r != HCCL_SUCCESS)
                 die_setup("HcclCommRemoveMember(split)", r);
             if (g_pool)
                 pool_register(ci);
-            memmove(&cx->mem[v], &cx->mem[v + 1], sizeof(int) * (size_t)(cx->n - v - 1));
-            cx->n--;
-            cx->rank = rank_of(cx, g_rank);
+            drop_members(cx, vid, nv);
             verify(cx, "after HcclCommRemoveMember");
             how[ci] = "member removed";
         } else {
@@ -1172,7 +1246,8 @@ static void *run_seq(void *p)
         const int fbatch = fk >= 0;
         for (int i = 0; i < nb; i++) {
             op_t *o = &batch[i];
-            if (fbatch && done + i == g_fat[fk] && g_rank == g_fvictim[fk])
+            if (fbatch && done + i == g_fat[fk] &&
+                (g_rank == g_fvictim[fk] || g_rank == g_fvictim2[fk]))
                 fail_now(fk);
             draw(o, have_last ? &last : NULL, done + i);
             last = *o;
@@ -1215,7 +1290,7 @@ static void *run_seq(void *p)
             const HcclResult e = !risk ? HCCL_SUCCESS : o->stream < 0 ? o->err : serr[o->stream];
             nerr += e != HCCL_SUCCESS;
             if (fbatch && e == HCCL_SUCCESS && o->kind == K_BARRIER && o->no >= g_fat[fk] &&
-                rank_of(&g_cx[o->ci], g_fvictim[fk]) >= 0)
+                holds_victim(&g_cx[o->ci], fk))
                 fail(o, "a Barrier completed that the failed member never entered");
             check(o, e);
         }
@@ -1242,7 +1317,7 @@ static void *run_seq(void *p)
              * world Barrier that the failed rank never enters */
             int noticed = 0;
             for (int ci = 0; ci < NCOMMS; ci++)
-                noticed |= seen[ci] && rank_of(&g_cx[ci], g_fvictim[fk]) >= 0;
+                noticed |= seen[ci] && holds_victim(&g_cx[ci], fk);
             if (!noticed) {
                 const HcclResult pr = HcclBarrier(g_cx[0].h, NULL);
                 if (pr != HCCL_E_REMOTE && pr != HCCL_E_TIMEOUT) {
@@ -1252,7 +1327,7 @@ static void *run_seq(void *p)
                     g_fails++;
                 }
             }
-            recover(g_fvictim[fk], seen);
+            recover(fk, seen);
             /* only now: a failed operation's send that UCX cannot cancel may
              * be read by a late survivor until the communicator is recovered
              * (docs/ELASTIC.md, "Limits") */
@@ -1304,7 +1379,8 @@ static int usage(void)
 {
     if (g_rank == 0)
         fprintf(stderr, "usage: test_soak [-n OPS] [-s SEED] [-m MAXBYTES] "
-                        "[-A | -T | -F kill|stop|add[,...] -D DIR] [-k NAME] [-o NO] [-v]\n");
+                        "[-A | -T | -F kill|kill2|stop|add[,...] -D DIR] [-k NAME] [-o NO] "
+                        "[-v]\n");
     MPI_Finalize();
     return 2;
 }
@@ -1337,6 +1413,8 @@ int main(int argc, char **argv)
                     return usage();
                 if (len == 4 && !strncmp(q, "kill", 4))
                     g_fhow[g_nfail++] = F_KILL;
+                else if (len == 5 && !strncmp(q, "kill2", 5))
+                    g_fhow[g_nfail++] = F_KILL2;
                 else if (len == 4 && !strncmp(q, "stop", 4))
                     g_fhow[g_nfail++] = F_STOP;
                 else if (len == 3 && !strncmp(q, "add", 3))
@@ -1371,7 +1449,7 @@ int main(int argc, char **argv)
     g_newcomer = parent != MPI_COMM_NULL; /* spawned by HcclCommAddMember */
     int nlost = 0;
     for (int k = 0; k < g_nfail; k++)
-        nlost += g_fhow[k] != F_ADD;
+        nlost += g_fhow[k] == F_KILL2 ? 2 : g_fhow[k] != F_ADD;
     const char *bad = g_newcomer                       ? NULL /* its members checked */
                       : g_n > MAX_RANKS - MAX_FAILS     ? "at most 61 ranks"
                       : g_reg && g_threads > 1          ? "-A and -T together: the pool is not thread-safe"
@@ -1394,15 +1472,27 @@ int main(int argc, char **argv)
      * a window either side of (k + 1) windows; a failure's rank is drawn
      * among the ranks that started */
     const long win = nops / (g_nfail + 1);
+    for (int k = 0; k < g_nfail; k++)
+        g_fvictim2[k] = -1;
     for (int k = 0; k < g_nfail; k++) {
         int v = (int)(rc_hash3(seed, 0xfa11, 2 * (uint64_t)k + 1) % (uint64_t)g_n);
         while (is_victim(v))
             v = (v + 1) % g_n;
         g_fvictim[k] = g_fhow[k] == F_ADD ? -1 : v;
+        g_fvictim2[k] = -1;
+        if (g_fhow[k] == F_KILL2) {
+            int v2 = (int)(rc_hash3(seed, 0xfa12, (uint64_t)k) % (uint64_t)g_n);
+            while (is_victim(v2))
+                v2 = (v2 + 1) % g_n;
+            g_fvictim2[k] = v2;
+        }
         g_fat[k] = win * (k + 1) - win / 3 +
                    (long)(rc_hash3(seed, 0xfa11, 2 * (uint64_t)k + 2) % (uint64_t)(2 * win / 3));
         if (g_rank == 0 && g_fhow[k] == F_ADD)
             printf("test_soak: a newcomer will join after op %ld of %ld\n", g_fat[k], nops);
+        else if (g_rank == 0 && g_fhow[k] == F_KILL2)
+            printf("test_soak: ranks %d and %d will be killed (SIGKILL) at op %ld of %ld\n", v,
+                   g_fvictim2[k], g_fat[k], nops);
         else if (g_rank == 0)
             printf("test_soak: rank %d will %s at op %ld of %ld\n", v,
                    g_fhow[k] == F_STOP ? "stop (SIGSTOP)" : "be killed (SIGKILL)", g_fat[k], nops);
