@@ -125,6 +125,54 @@ uint32_t hc_comm_note_id(hc_context_t *ctx, uint32_t id)
     return id & ((1u << HC_TAG_COMM_BITS) - 1);
 }
 
+int hc_ctx_claim_id(hc_context_t *ctx, uint32_t id)
+{
+    int rc = HCCL_SUCCESS;
+    pthread_mutex_lock(&ctx->lock);
+    for (uint32_t i = 0; i < ctx->nids && rc == HCCL_SUCCESS; i++)
+        if (ctx->ids[i] == id)
+            rc = HCCL_E_INTERNAL;
+    if (rc == HCCL_SUCCESS && ctx->nids == ctx->ids_cap) {
+        uint32_t cap = ctx->ids_cap ? 2 * ctx->ids_cap : 16;
+        uint32_t *ids = realloc(ctx->ids, cap * sizeof(uint32_t));
+        if (ids == NULL)
+            rc = HCCL_E_MEMORY;
+        else {
+            ctx->ids = ids;
+            ctx->ids_cap = cap;
+        }
+    }
+    if (rc == HCCL_SUCCESS)
+        ctx->ids[ctx->nids++] = id;
+    pthread_mutex_unlock(&ctx->lock);
+    return rc;
+}
+
+void hc_ctx_release_id(hc_context_t *ctx, uint32_t id)
+{
+    pthread_mutex_lock(&ctx->lock);
+    for (uint32_t i = 0; i < ctx->nids; i++)
+        if (ctx->ids[i] == id) {
+            ctx->ids[i] = ctx->ids[--ctx->nids];
+            break;
+        }
+    pthread_mutex_unlock(&ctx->lock);
+}
+
+/* A communicator's id taken (comm_finish, hc_comm_rebuild): a clash
+ * means two creations in this process agreed on one id at once; the
+ * communicator would receive the other one's messages, so fail it. */
+static int claim_comm_id(hc_context_t *ctx, uint32_t id, const char *what)
+{
+    int rc = hc_ctx_claim_id(ctx, id);
+    if (rc == HCCL_E_INTERNAL)
+        HC_ERROR(HC_SUB_INIT | HC_SUB_ELASTIC, "%s: communicator id %u is in use by another "
+                 "communicator of this process (two creations from several threads at once "
+                 "agreed on it); create communicators from one thread at a time "
+                 "(docs/ELASTIC.md, \"Limits\")", what, id);
+    return rc;
+}
+
 uint32_t hc_comm_agree_id(hc_context_t *ctx, const hc_card_t *cards, uint32_t n)
 {
     uint32_t id = 0;
@@ -303,12 +351,18 @@ static int comm_finish(hc_comm_t *c, uint32_t rank, uint32_t nranks, const uint3
                        uint32_t id, const char *name, uint64_t uid0, int with_topo)
 {
     comm_map_t m;
-    int rc = map_build(c->ctx, c->cfg, rank, nranks, peers, &m, with_topo);
+    int rc = claim_comm_id(c->ctx, id, name && name[0] ? name : "a new communicator");
     if (rc != HCCL_SUCCESS)
         return rc;
+    rc = map_build(c->ctx, c->cfg, rank, nranks, peers, &m, with_topo);
+    if (rc != HCCL_SUCCESS) {
+        hc_ctx_release_id(c->ctx, id);
+        return rc;
+    }
     map_install(c, nranks, &m);
     c->rank = rank;
     c->id = id;
+    c->id_claimed = 1;
     if (name && name[0])
         snprintf(c->name, sizeof(c->name), "%s", name);
     else
@@ -433,7 +487,7 @@ static void cache_drop(hc_comm_t *c)
 }
 
 int hc_comm_rebuild(hc_comm_t *c, uint32_t rank, uint32_t nranks, const uint32_t *peers,
-                    uint32_t id)
+                    uint32_t id, int claimed)
 {
     /* stream operations of the old membership finish first (after a
      * failure they end with its error, at once after HcclCommAbort) */
@@ -446,9 +500,18 @@ int hc_comm_rebuild(hc_comm_t *c, uint32_t rank, uint32_t nranks, const uint32_t
                 return HCCL_E_AGAIN;
             }
     comm_map_t m, old = {0};
-    int rc = map_build(c->ctx, c->cfg, rank, nranks, peers, &m, 1);
+    int rc = claimed ? HCCL_SUCCESS : claim_comm_id(c->ctx, id, c->name);
     if (rc != HCCL_SUCCESS)
         return rc;
+    rc = map_build(c->ctx, c->cfg, rank, nranks, peers, &m, 1);
+    if (rc != HCCL_SUCCESS) {
+        if (!claimed) /* the caller's claim is the caller's to give back */
+            hc_ctx_release_id(c->ctx, id);
+        return rc;
+    }
+    if (c->id_claimed)
+        hc_ctx_release_id(c->ctx, c->id);
+    c->id_claimed = 1;
     old.peer = c->peer;
     old.topo = c->topo;
     old.tune = c->tune;
@@ -472,6 +535,8 @@ void hc_comm_destroy(hc_comm_t *c)
         return;
     hc_stream_comm_fini(c); /* its stream operations finish first */
     c->magic = 0;
+    if (c->id_claimed)
+        hc_ctx_release_id(c->ctx, c->id);
     hc_elastic_free(c);
     cache_drop(c);
     hc_win_comm_fini(c);

@@ -49,6 +49,7 @@ typedef struct hc_comm {
     uint32_t rank, nranks;
     uint32_t *peer;           /* comm rank -> address-book index */
     uint32_t id;              /* tag id (20 bits) */
+    int id_claimed;           /* id is in ctx->ids (released at destroy) */
     uint32_t seq;             /* collective sequence (< HC_TAG_CTRL_SEQ) */
     uint32_t *p2p_sent, *p2p_recvd; /* Send/Recv counters per peer */
     char name[COMM_NAME_MAX_LENGTH];
@@ -116,7 +117,7 @@ int hc_comm_create_map(hc_comm_t *parent, const hc_config_t *cfg, uint32_t rank,
  * rebuilt, abort and async error cleared. Nothing may be in flight. On
  * failure the communicator is unchanged. */
 int hc_comm_rebuild(hc_comm_t *c, uint32_t rank, uint32_t nranks, const uint32_t *peers,
-                    uint32_t id);
+                    uint32_t id, int claimed);
 /* Build the topology model and tuning table if not yet (a split's are
  * built at its first operation; hc_op_begin calls this). Thread-safe. */
 int hc_comm_topo(hc_comm_t *c);
@@ -137,6 +138,13 @@ uint32_t hc_comm_agree_id(hc_context_t *ctx, const hc_card_t *cards, uint32_t n)
  * its own proposals), and record an agreed one (max of the proposals). */
 uint32_t hc_comm_propose_id(hc_context_t *ctx);
 uint32_t hc_comm_note_id(hc_context_t *ctx, uint32_t max_proposal);
+/* Take id (as hc_comm_note_id returns it) for a communicator of this
+ * process: HCCL_E_INTERNAL if another live communicator of the process
+ * has it, or an agreement in flight claimed it (two creations at once
+ * from several threads agreed on the same id), else HCCL_SUCCESS.
+ * hc_ctx_release_id gives it back. Both take ctx->lock. */
+int hc_ctx_claim_id(hc_context_t *ctx, uint32_t id);
+void hc_ctx_release_id(hc_context_t *ctx, uint32_t id);
 
 /* Merge the environment with an HcclCommConfig (config wins). */
 int hc_comm_config(const hc_config_t *env, const HcclCommConfig *config, hc_config_t *out);

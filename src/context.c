@@ -61,6 +61,7 @@ static void ctx_destroy(hc_context_t *ctx)
     for (int i = 0; i < 100000 && ctx->n_detached > 0; i++)
         hc_ctx_poll(ctx);
     free(ctx->peers);
+    free(ctx->ids);
     while (ctx->free_tmp) { /* tmp_hdr_t chain (see below) */
         hc_tmpbuf_t *b = ctx->free_tmp;
         ctx->free_tmp = b->next;

@@ -91,6 +91,10 @@ typedef struct hc_context {
     hc_peer_t **peers;          /* the address book; entries never move */
     uint32_t npeers, peers_cap;
     uint32_t next_comm_id;      /* proposal for the next communicator id */
+    /* ids of this process's live communicators, and ids an agreement in
+     * flight has claimed (hc_ctx_claim_id): never two at once */
+    uint32_t *ids;
+    uint32_t nids, ids_cap;
     hc_tmpbuf_t *free_tmp;      /* scratch buffers not in use */
     /* counters (read by tests through hc_ctx_counters) */
     uint64_t n_eps_created, n_bufs_allocated, bytes_allocated;

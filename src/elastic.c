@@ -526,7 +526,7 @@ HcclResult HcclCommAddMember(HcclComm comm, uint32_t newRank)
     if (rc != HCCL_SUCCESS)
         goto out;
     /* (5) everybody rebuilds */
-    rc = hc_comm_rebuild(c, myrank, n + 1, members, id);
+    rc = hc_comm_rebuild(c, myrank, n + 1, members, id, 0);
     if (rc == HCCL_SUCCESS && el)
         el->owner_rank = owner;
     if (rc == HCCL_SUCCESS)
@@ -714,7 +714,7 @@ HcclResult HcclCommRemoveMember(HcclComm comm, uint32_t failedRank)
         return HCCL_E_MEMORY;
     }
     uint8_t *told = gone + n;
-    uint32_t ns = 0, me = 0, nf = 0, id = 0;
+    uint32_t ns = 0, me = 0, nf = 0, id = 0, clashes = 0;
     /* The survivors agree among themselves on who is gone: failedRank and
      * any other member known failed (several processes can die at once,
      * a whole host). Members that know different sets use different tags,
@@ -747,6 +747,7 @@ HcclResult HcclCommRemoveMember(HcclComm comm, uint32_t failedRank)
                 me = ns;
             surv[ns++] = r;
         }
+        const uint32_t salt = hc_hash32(h, &clashes, sizeof(clashes));
         uint32_t v[4] = {hc_comm_propose_id(ctx), 0, h, ~h};
         /* A survivor can come up to one deadline after another (one that
          * only waited on survivors learns of the failure by the notice
@@ -754,18 +755,48 @@ HcclResult HcclCommRemoveMember(HcclComm comm, uint32_t failedRank)
          * agreement. */
         c->wait_scale = 2;
         c->remove_known = nf; /* hc_comm_wait stops it if one more fails */
-        rc = ns > 1 ? hc_ctrl_max(c, surv, ns, me, HC_CTRL_REMOVE, h, v, 4, fn) : HCCL_SUCCESS;
-        c->remove_known = 0;
-        c->wait_scale = 0;
+        rc = ns > 1 ? hc_ctrl_max(c, surv, ns, me, HC_CTRL_REMOVE, salt, v, 4, fn) : HCCL_SUCCESS;
         if (rc == HCCL_SUCCESS && (v[2] != h || v[3] != ~h)) {
             HC_ERROR(HC_SUB_ELASTIC, "%s on %s: the survivors disagree on the failed ranks", fn,
                      c->name);
             rc = HCCL_E_PARA;
         }
+        /* Then every survivor takes the id. Another communicator of one of
+         * their processes may have got the same one from a creation at the
+         * same time (another thread's removal, say): then all of them
+         * agree again with new proposals (src/split.c, "Limit"). */
+        int clash = 0;
         if (rc == HCCL_SUCCESS) {
             id = hc_comm_note_id(ctx, v[0]);
-            break;
+            rc = hc_ctx_claim_id(ctx, id);
+            clash = rc == HCCL_E_INTERNAL;
+            if (clash)
+                rc = HCCL_SUCCESS;
         }
+        if (rc == HCCL_SUCCESS) {
+            uint32_t w[1] = {(uint32_t)clash};
+            rc = ns > 1 ? hc_ctrl_max(c, surv, ns, me, HC_CTRL_REMOVE, salt ^ 0x800u, w, 1, fn)
+                        : HCCL_SUCCESS;
+            if ((rc != HCCL_SUCCESS || w[0]) && !clash)
+                hc_ctx_release_id(ctx, id);
+            if (rc == HCCL_SUCCESS && w[0]) {
+                if (++clashes > 16) {
+                    HC_ERROR(HC_SUB_ELASTIC, "%s on %s: no free communicator id after %u tries",
+                             fn, c->name, clashes);
+                    rc = HCCL_E_INTERNAL;
+                } else {
+                    HC_INFO(HC_SUB_ELASTIC, "%s on %s: id %u is taken in a survivor's process; "
+                            "agreeing again", fn, c->name, id);
+                    c->remove_known = 0;
+                    c->wait_scale = 0;
+                    continue;
+                }
+            }
+        }
+        c->remove_known = 0;
+        c->wait_scale = 0;
+        if (rc == HCCL_SUCCESS)
+            break;
         pthread_mutex_lock(&ctx->lock);
         const uint32_t now_failed = hc_elastic_failed_count(c);
         pthread_mutex_unlock(&ctx->lock);
@@ -778,7 +809,9 @@ HcclResult HcclCommRemoveMember(HcclComm comm, uint32_t failedRank)
         const uint32_t old_rank = c->rank;
         for (uint32_t k = 0; k < ns; k++)
             surv[k] = c->peer[surv[k]];
-        rc = hc_comm_rebuild(c, me, ns, surv, id);
+        rc = hc_comm_rebuild(c, me, ns, surv, id, 1);
+        if (rc != HCCL_SUCCESS)
+            hc_ctx_release_id(ctx, id);
         struct hc_elastic *el = c->el;
         if (rc == HCCL_SUCCESS && el && el->owner_rank < n) {
             uint32_t below = 0;

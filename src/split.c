@@ -33,6 +33,10 @@
  * agree on the same id when other members' counters are ahead. Make the
  * communicators of one process from one thread at a time (or in the same
  * order everywhere), as MPI requires of collectives on a communicator.
+ * A clash is caught where it happens: every process keeps its live ids
+ * (hc_ctx_claim_id), and the creation that finds its id taken fails
+ * instead of mixing two communicators' messages; HcclCommRemoveMember
+ * agrees again instead (src/elastic.c).
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
