@@ -2,7 +2,9 @@
 # test/mpi/elastic.sh - members leave (test_elastic remove), 4 ranks,
 # HCCL_EXEC_TIMEOUT=5, a rank that dies (SIGKILL) and one that hangs
 # (SIGSTOP; HcclCommAbort before the removal), and at 5 ranks two that die
-# 1.5 s apart (kill2; one HcclCommRemoveMember drops both): every survivor gets
+# 1.5 s apart (kill2; one HcclCommRemoveMember drops both), and at 4 ranks
+# one killed while every rank drives two communicators from two threads
+# (threads; both removals at once): every survivor gets
 # HCCL_E_REMOTE or HCCL_E_TIMEOUT (no hang), removes the failed rank, and
 # the collectives at 3 ranks are right; the error log names the operation,
 # the step and the failed rank; the removal itself (from the last
@@ -74,6 +76,7 @@ remove_case() {
 remove_case kill 4 3
 remove_case stop 4 3
 remove_case kill2 5 3
+remove_case threads 4 3
 
 if [ -n "$failed" ]; then
     echo "elastic.sh: FAILED:$failed"

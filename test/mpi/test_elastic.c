@@ -38,6 +38,7 @@
 #include <hccl/hccl.h>
 #include <hccl/hccl_mpi.h>
 
+#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -49,13 +50,16 @@
 
 static int g_rank = -1;
 static long g_checks, g_fails;
+static pthread_mutex_t g_count_lock = PTHREAD_MUTEX_INITIALIZER; /* remove ... threads */
 
 static void check(int cond, const char *fmt, ...)
 {
+    pthread_mutex_lock(&g_count_lock);
     g_checks++;
+    g_fails += !cond;
+    pthread_mutex_unlock(&g_count_lock);
     if (cond)
         return;
-    g_fails++;
     va_list ap;
     va_start(ap, fmt);
     fprintf(stderr, "[test_elastic %d] FAIL ", g_rank);
@@ -291,6 +295,141 @@ static int mode_remove(const char *dir, int stop, int two)
     return g_fails ? 1 : 0;
 }
 
+/* ---- remove, two threads ------------------------------------------------ */
+
+/* remove DIR threads: every rank drives two communicators over the same
+ * members (the world and a split of it) from two threads, AllReduces in
+ * a loop, each checked; the victim (rank n-2) kills itself while its
+ * threads are in that loop. On the survivors each thread, on its own
+ * communicator and at the same time as the other: the error, the failed
+ * rank from HcclCommGetFailedRanks, HcclCommRemoveMember, and checked
+ * collectives at the new size (concurrent removals share the process's
+ * address book, its endpoints and the notices). */
+typedef struct {
+    HcclComm comm;
+    int tid, n, victim;
+    const int32_t *ids_after; /* identities after the removal */
+    HcclResult err;
+    double t_err, enter, exit;
+} rt_arg_t;
+
+static void *remove_thread(void *p)
+{
+    rt_arg_t *a = p;
+    enum { C = 4096 };
+    float *x = malloc(C * sizeof *x);
+    const double t0 = wall();
+    HcclResult r = HCCL_SUCCESS;
+    for (long it = 0; r == HCCL_SUCCESS && wall() - t0 < 30; it++) {
+        for (int i = 0; i < C; i++)
+            x[i] = (float)((i + it + a->tid) % 1000);
+        r = HcclAllReduce(x, x, C, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, a->comm, NULL);
+        if (r != HCCL_SUCCESS)
+            break;
+        for (int i = 0; i < C; i++)
+            if (x[i] != (float)(a->n * ((i + it + a->tid) % 1000))) {
+                check(0, "thread %d: AllReduce %ld before the failure: [%d] = %g", a->tid, it, i,
+                      x[i]);
+                break;
+            }
+    }
+    a->err = r;
+    a->t_err = wall() - t0;
+    check(r == HCCL_E_REMOTE || r == HCCL_E_TIMEOUT, "thread %d: the AllReduce loop ended with "
+          "%d (%s), expected HCCL_E_REMOTE or HCCL_E_TIMEOUT", a->tid, (int)r,
+          HcclGetErrorString(r));
+    uint32_t fr[64], nf = 0;
+    for (int tries = 0; tries < 1000; tries++) {
+        if (!ok("HcclCommGetFailedRanks", HcclCommGetFailedRanks(a->comm, fr, 64, &nf),
+                HCCL_SUCCESS) || nf > 0)
+            break;
+        usleep(10000);
+    }
+    check(nf == 1 && (int)fr[0] == a->victim, "thread %d: HcclCommGetFailedRanks listed %u "
+          "ranks (first %u), expected rank %d", a->tid, nf, nf ? fr[0] : 0, a->victim);
+    a->enter = wall();
+    HcclResult rr = HcclCommRemoveMember(a->comm, (uint32_t)a->victim);
+    a->exit = wall();
+    ok("HcclCommRemoveMember (a thread)", rr, HCCL_SUCCESS);
+    if (rr == HCCL_SUCCESS)
+        for (int k = 0; k < 3; k++)
+            check_comm(a->comm, a->ids_after, a->n - 1, g_rank, 20 + 10 * a->tid + k,
+                       a->tid ? "after the removal (thread 1, split)" :
+                                "after the removal (thread 0, world)");
+    free(x);
+    return NULL;
+}
+
+static int mode_remove_threads(const char *dir)
+{
+    int n;
+    MPI_Comm_size(MPI_COMM_WORLD, &n);
+    if (n < 3 || n > 64) {
+        fprintf(stderr, "test_elastic remove threads: needs 3 to 64 ranks\n");
+        return 2;
+    }
+    const int victim = n - 2;
+    HcclComm comm[2] = {NULL, NULL};
+    if (!ok("HcclCommInitMpi", HcclCommInitMpi(MPI_COMM_WORLD, &comm[0]), HCCL_SUCCESS) ||
+        !ok("HcclCommSplit", HcclCommSplit(comm[0], 0, g_rank, &comm[1]), HCCL_SUCCESS))
+        return 1;
+    int32_t ids[64], after[64];
+    for (int i = 0, m = 0; i < n; i++) {
+        ids[i] = i;
+        if (i != victim)
+            after[m++] = i;
+    }
+    for (int t = 0; t < 2; t++)
+        check_comm(comm[t], ids, n, g_rank, t, "before the failure");
+    MPI_Barrier(MPI_COMM_WORLD); /* the last MPI call over a group with the victim */
+    if (g_rank == victim) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s/victim.pid", dir);
+        FILE *f = fopen(path, "w");
+        if (f) {
+            fprintf(f, "%d\n", (int)getpid());
+            fclose(f);
+        }
+    }
+    rt_arg_t a[2];
+    pthread_t th[2];
+    for (int t = 0; t < 2; t++) {
+        a[t] = (rt_arg_t){.comm = comm[t], .tid = t, .n = n, .victim = victim, .ids_after = after};
+        if (pthread_create(&th[t], NULL, remove_thread, &a[t]) != 0) {
+            fprintf(stderr, "test_elastic: pthread_create failed\n");
+            MPI_Abort(MPI_COMM_WORLD, 1);
+        }
+    }
+    if (g_rank == victim) {
+        usleep(300000); /* both threads in their loops */
+        raise(SIGKILL);
+    }
+    for (int t = 0; t < 2; t++)
+        pthread_join(th[t], NULL);
+    char path[4096], tmp[4200];
+    snprintf(path, sizeof path, "%s/result.%d", dir, g_rank);
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    FILE *f = fopen(tmp, "w");
+    const HcclResult r = a[0].err != HCCL_SUCCESS ? a[0].err : a[1].err;
+    if (f) {
+        fprintf(f, "rank=%d error=%d error_name=%s error_after_s=%.3f error1=%d remove_enter=%.6f "
+                "remove_exit=%.6f checks=%ld fails=%ld\n", g_rank, (int)r,
+                HcclGetErrorString(r), a[0].t_err, (int)a[1].err,
+                a[0].enter < a[1].enter ? a[0].enter : a[1].enter,
+                a[0].exit > a[1].exit ? a[0].exit : a[1].exit, g_checks, g_fails);
+        fclose(f);
+        rename(tmp, path);
+    }
+    printf("test_elastic: rank %d: threads: %s after %.2f s / %s after %.2f s; removals %.2f and "
+           "%.2f ms; %ld checks, %ld failures\n", g_rank, HcclGetErrorString(a[0].err), a[0].t_err,
+           HcclGetErrorString(a[1].err), a[1].t_err, (a[0].exit - a[0].enter) * 1e3,
+           (a[1].exit - a[1].enter) * 1e3, g_checks, g_fails);
+    fflush(stdout);
+    HcclCommDestroy(comm[1]);
+    HcclCommDestroy(comm[0]);
+    return g_fails ? 1 : 0;
+}
+
 /* ---- add ---------------------------------------------------------------- */
 
 /* Agree on the failures over the new communicator (every process of it). */
@@ -402,6 +541,8 @@ int main(int argc, char **argv)
     int rc = 2;
     if (parent != MPI_COMM_NULL)
         rc = mode_newcomer(NULL, 1);
+    else if (argc >= 4 && strcmp(argv[1], "remove") == 0 && strcmp(argv[3], "threads") == 0)
+        rc = mode_remove_threads(argv[2]);
     else if (argc >= 4 && strcmp(argv[1], "remove") == 0)
         rc = mode_remove(argv[2], strcmp(argv[3], "stop") == 0, strcmp(argv[3], "kill2") == 0);
     else if (argc >= 2 && strcmp(argv[1], "add-spawn") == 0)
@@ -411,7 +552,7 @@ int main(int argc, char **argv)
     else if (argc >= 3 && strcmp(argv[1], "join") == 0)
         rc = mode_newcomer(argv[2], 0);
     else
-        fprintf(stderr, "usage: test_elastic remove DIR kill|stop|kill2 | add-spawn | "
+        fprintf(stderr, "usage: test_elastic remove DIR kill|stop|kill2|threads | add-spawn | "
                 "add-connect FILE | join FILE\n");
     MPI_Finalize();
     return rc;
