@@ -34,8 +34,10 @@ launch() {
 
 # end a launch: the stopped victim first (pid file), then mpirun
 finish() {
-    if [ -s "$1/victim.pid" ]; then
-        kill -9 "$(cat "$1/victim.pid")" 2>/dev/null
+    if [ -s "$1/victim.pid" ]; then # one pid per line (several victims)
+        while read -r vpid; do
+            kill -9 "$vpid" 2>/dev/null
+        done <"$1/victim.pid"
     fi
     i=0
     while [ $i -lt 20 ] && kill -0 "$mpid" 2>/dev/null; do
@@ -58,8 +60,8 @@ wait_files() {
     dir=$1 n=$2 secs=$3
     i=0
     while [ $i -lt $((secs * 10)) ]; do
-        c=$(find "$dir" -name 'result.*' ! -name '*.tmp' 2>/dev/null | wc -l)
-        [ "$c" -ge "$n" ] && return 0
+        nfound=$(find "$dir" -name 'result.*' ! -name '*.tmp' 2>/dev/null | wc -l)
+        [ "$nfound" -ge "$n" ] && return 0
         sleep 0.1
         i=$((i + 1))
     done
