@@ -768,10 +768,8 @@ HcclResult HcclCommRemoveMember(HcclComm comm, uint32_t failedRank)
         int clash = 0;
         if (rc == HCCL_SUCCESS) {
             id = hc_comm_note_id(ctx, v[0]);
-            rc = hc_ctx_claim_id(ctx, id);
-            clash = rc == HCCL_E_INTERNAL;
-            if (clash)
-                rc = HCCL_SUCCESS;
+            /* (out of memory counts as a clash: all try again, alike) */
+            clash = hc_ctx_claim_id(ctx, id) != HCCL_SUCCESS;
         }
         if (rc == HCCL_SUCCESS) {
             uint32_t w[1] = {(uint32_t)clash};
