@@ -31,8 +31,9 @@
  * hung: it marks the process failed and force-closes its endpoint (which
  * completes sends abandoned to it), then the survivors agree on the new id
  * over their own endpoints (control agreement among survivors only) and
- * rebuild. No MPI, nothing sent to the failed process. Cost: ceil(log2 n)
- * rounds of one small message. Other members already known failed go
+ * rebuild. No MPI, nothing sent to the failed process. Cost: twice
+ * ceil(log2 n) rounds of one small message (the second round takes the
+ * id in every survivor's process). Other members already known failed go
  * with it (several can die at once, and no agreement can include a dead
  * one); survivors that know different sets agree again until they know
  * the same (HcclCommRemoveMember below).
