@@ -598,11 +598,8 @@ static int failed_peer(hc_comm_t *c, hc_exec_t *const *ex, uint32_t n, const cha
             hc_peer_t *p = hc_comm_peer(tc, tp);
             if (e->x[si].status != HCCL_E_AGAIN)
                 continue;
-            if (p->failed == 0 && watch && p->ep == NULL) {
-                int rc;
-                if (hc_ctx_ep(c->ctx, tc->peer[tp], &rc) == NULL && p->failed == 0)
-                    p->failed = rc;
-            }
+            if (watch)
+                hc_ctx_watch(c->ctx, tc->peer[tp]);
             if (p->failed == 0)
                 continue;
             HC_ERROR(HC_SUB_COLL | HC_SUB_ELASTIC,

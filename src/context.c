@@ -189,6 +189,14 @@ ucp_ep_h hc_ctx_ep(hc_context_t *ctx, uint32_t peer, int *rc)
     return p->ep;
 }
 
+void hc_ctx_watch(hc_context_t *ctx, uint32_t peer)
+{
+    hc_peer_t *p = ctx->peers[peer];
+    int rc;
+    if (p->failed == 0 && p->ep == NULL && hc_ctx_ep(ctx, peer, &rc) == NULL && p->failed == 0)
+        p->failed = rc;
+}
+
 /* Scratch buffers carry their descriptor in a hidden 64-byte header (size
  * and free-list link), so taking and returning one never allocates. */
 typedef hc_tmpbuf_t tmp_hdr_t;

@@ -143,6 +143,10 @@ uint32_t hc_ctx_add_peer(hc_context_t *ctx, const hc_card_t *card);
 /* The endpoint to a peer, created on first use (ctx->lock held). NULL after
  * a failure, with *rc set. */
 ucp_ep_h hc_ctx_ep(hc_context_t *ctx, uint32_t peer, int *rc);
+/* Only an endpoint notices that a peer died (keepalive): create it if this
+ * process has none yet; a peer it cannot be created to is marked failed
+ * (ctx->lock held). */
+void hc_ctx_watch(hc_context_t *ctx, uint32_t peer);
 
 /* A scratch buffer of at least `size` bytes, pre-faulted, from the pool;
  * never fails for size 0 (returns NULL). */

@@ -772,28 +772,28 @@ HcclResult HcclCommRemoveMember(HcclComm comm, uint32_t failedRank)
             /* (out of memory counts as a clash: all try again, alike) */
             clash = hc_ctx_claim_id(ctx, id) != HCCL_SUCCESS;
         }
+        int again = 0;
         if (rc == HCCL_SUCCESS) {
             uint32_t w[1] = {(uint32_t)clash};
             rc = ns > 1 ? hc_ctrl_max(c, surv, ns, me, HC_CTRL_REMOVE, salt ^ 0x800u, w, 1, fn)
                         : HCCL_SUCCESS;
             if ((rc != HCCL_SUCCESS || w[0]) && !clash)
                 hc_ctx_release_id(ctx, id);
-            if (rc == HCCL_SUCCESS && w[0]) {
-                if (++clashes > 16) {
-                    HC_ERROR(HC_SUB_ELASTIC, "%s on %s: no free communicator id after %u tries",
-                             fn, c->name, clashes);
-                    rc = HCCL_E_INTERNAL;
-                } else {
-                    HC_INFO(HC_SUB_ELASTIC, "%s on %s: id %u is taken in a survivor's process; "
-                            "agreeing again", fn, c->name, id);
-                    c->remove_known = 0;
-                    c->wait_scale = 0;
-                    continue;
-                }
-            }
+            again = rc == HCCL_SUCCESS && w[0];
         }
         c->remove_known = 0;
         c->wait_scale = 0;
+        if (again && ++clashes <= 16) {
+            HC_INFO(HC_SUB_ELASTIC, "%s on %s: id %u is taken in a survivor's process; agreeing "
+                    "again", fn, c->name, id);
+            continue;
+        }
+        if (again) {
+            HC_ERROR(HC_SUB_ELASTIC, "%s on %s: no free communicator id after %u tries", fn,
+                     c->name, clashes);
+            rc = HCCL_E_INTERNAL;
+            break;
+        }
         if (rc == HCCL_SUCCESS)
             break;
         pthread_mutex_lock(&ctx->lock);
@@ -865,13 +865,8 @@ HcclResult HcclCommGetFailedRanks(HcclComm comm, uint32_t *ranks, uint32_t maxRa
     for (uint32_t r = 0; r < c->nranks; r++) {
         if (r == c->rank)
             continue;
-        hc_peer_t *p = hc_comm_peer(c, r);
-        if (p->failed == 0 && p->ep == NULL) {
-            int erc;
-            if (hc_ctx_ep(ctx, c->peer[r], &erc) == NULL && p->failed == 0)
-                p->failed = erc;
-        }
-        if (p->failed == 0)
+        hc_ctx_watch(ctx, c->peer[r]);
+        if (hc_comm_peer(c, r)->failed == 0)
             continue;
         if (k < maxRanks)
             ranks[k] = r;

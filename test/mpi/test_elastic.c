@@ -151,6 +151,37 @@ static void check_comm(HcclComm comm, const int32_t *ids, int n, int32_t me, int
     free(b);
 }
 
+/* The script's files in DIR: a victim appends its pid to victim.pid (the
+ * script ends it); a survivor writes result.<rank> in one go (.tmp, then
+ * rename: the script waits for the names). */
+static void note_victim(const char *dir)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/victim.pid", dir);
+    FILE *f = fopen(path, "a");
+    if (f) {
+        fprintf(f, "%d\n", (int)getpid());
+        fclose(f);
+    }
+}
+
+static void write_result(const char *dir, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void write_result(const char *dir, const char *fmt, ...)
+{
+    char path[4096], tmp[4200];
+    snprintf(path, sizeof path, "%s/result.%d", dir, g_rank);
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    FILE *f = fopen(tmp, "w");
+    if (f == NULL)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vfprintf(f, fmt, ap);
+    va_end(ap);
+    fclose(f);
+    rename(tmp, path);
+}
+
 /* ---- remove ------------------------------------------------------------- */
 
 static int mode_remove(const char *dir, int stop, int two)
@@ -176,13 +207,7 @@ static int mode_remove(const char *dir, int stop, int two)
         check_comm(comm, ids, n, g_rank, r, "before the failure");
     MPI_Barrier(MPI_COMM_WORLD); /* the last MPI call over a group with the victim */
     if (g_rank == victim || g_rank == victim2) {
-        char path[4096];
-        snprintf(path, sizeof path, "%s/victim.pid", dir);
-        FILE *f = fopen(path, "a");
-        if (f) {
-            fprintf(f, "%d\n", (int)getpid());
-            fclose(f);
-        }
+        note_victim(dir);
         usleep(g_rank == victim2 ? 1800000 : 300000); /* the others are inside the AllReduce */
         raise(stop ? SIGSTOP : SIGKILL);
         /* stopped: resumed only to be killed by the script */
@@ -275,17 +300,9 @@ static int mode_remove(const char *dir, int stop, int two)
                     break;
                 }
     }
-    char path[4096], tmp[4200];
-    snprintf(path, sizeof path, "%s/result.%d", dir, g_rank);
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
-    FILE *f = fopen(tmp, "w");
-    if (f) {
-        fprintf(f, "rank=%d error=%d error_name=%s error_after_s=%.3f failed_known_after_s=%.3f "
-                "remove_enter=%.6f remove_exit=%.6f checks=%ld fails=%ld\n", g_rank, (int)r,
-                HcclGetErrorString(r), t_err, t_known, te0, te1, g_checks, g_fails);
-        fclose(f);
-        rename(tmp, path);
-    }
+    write_result(dir, "rank=%d error=%d error_name=%s error_after_s=%.3f failed_known_after_s=%.3f "
+                 "remove_enter=%.6f remove_exit=%.6f checks=%ld fails=%ld\n", g_rank, (int)r,
+                 HcclGetErrorString(r), t_err, t_known, te0, te1, g_checks, g_fails);
     printf("test_elastic: rank %d: AllReduce -> %s after %.2f s; RemoveMember %.2f ms; "
            "%ld checks, %ld failures\n", g_rank, HcclGetErrorString(r), t_err,
            (te1 - te0) * 1e3, g_checks, g_fails);
@@ -382,15 +399,8 @@ static int mode_remove_threads(const char *dir)
     for (int t = 0; t < 2; t++)
         check_comm(comm[t], ids, n, g_rank, t, "before the failure");
     MPI_Barrier(MPI_COMM_WORLD); /* the last MPI call over a group with the victim */
-    if (g_rank == victim) {
-        char path[4096];
-        snprintf(path, sizeof path, "%s/victim.pid", dir);
-        FILE *f = fopen(path, "w");
-        if (f) {
-            fprintf(f, "%d\n", (int)getpid());
-            fclose(f);
-        }
-    }
+    if (g_rank == victim)
+        note_victim(dir);
     rt_arg_t a[2];
     pthread_t th[2];
     for (int t = 0; t < 2; t++) {
@@ -406,20 +416,12 @@ static int mode_remove_threads(const char *dir)
     }
     for (int t = 0; t < 2; t++)
         pthread_join(th[t], NULL);
-    char path[4096], tmp[4200];
-    snprintf(path, sizeof path, "%s/result.%d", dir, g_rank);
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
-    FILE *f = fopen(tmp, "w");
     const HcclResult r = a[0].err != HCCL_SUCCESS ? a[0].err : a[1].err;
-    if (f) {
-        fprintf(f, "rank=%d error=%d error_name=%s error_after_s=%.3f error1=%d remove_enter=%.6f "
-                "remove_exit=%.6f checks=%ld fails=%ld\n", g_rank, (int)r,
-                HcclGetErrorString(r), a[0].t_err, (int)a[1].err,
-                a[0].enter < a[1].enter ? a[0].enter : a[1].enter,
-                a[0].exit > a[1].exit ? a[0].exit : a[1].exit, g_checks, g_fails);
-        fclose(f);
-        rename(tmp, path);
-    }
+    write_result(dir, "rank=%d error=%d error_name=%s error_after_s=%.3f error1=%d "
+                 "remove_enter=%.6f remove_exit=%.6f checks=%ld fails=%ld\n", g_rank, (int)r,
+                 HcclGetErrorString(r), a[0].t_err, (int)a[1].err,
+                 a[0].enter < a[1].enter ? a[0].enter : a[1].enter,
+                 a[0].exit > a[1].exit ? a[0].exit : a[1].exit, g_checks, g_fails);
     printf("test_elastic: rank %d: threads: %s after %.2f s / %s after %.2f s; removals %.2f and "
            "%.2f ms; %ld checks, %ld failures\n", g_rank, HcclGetErrorString(a[0].err), a[0].t_err,
            HcclGetErrorString(a[1].err), a[1].t_err, (a[0].exit - a[0].enter) * 1e3,
