@@ -148,6 +148,17 @@ static inline hc_loc_t hc_loc_peer(uint32_t peer, uint64_t off)
  * valid until the owner returns, so a schedule with READ steps ends with
  * a WAIT for every reader's "done reading" flag. */
 #define HC_SEG_ADDR 8u
+/* The operation's arguments, as every executor bound to arguments
+ * (hc_exec_set_args) stores them at HC_SEG_ARGS of its half when it
+ * starts, before any PUBLISH: four words, the first written last with
+ * release (0 while the others change, a sequence lock): epoch << 32 |
+ * root, then coll << 58 | dtype << 52 | op << 48 | count, then the bytes
+ * of its SEND and RECV buffers that peers may read or write. A rank that
+ * waited for a peer's flag of this epoch compares the peer's words with
+ * its own (src/exec.c, "Ranks that disagree"); READ, WRITE and XREDUCE
+ * touch a peer's buffers only when they match, and only within its
+ * bytes. */
+#define HC_SEG_ARGS 32u
 /* With more ranks on the host than CPUs, an executor announces where it
  * runs at HC_SEG_PRESENCE of its half when it starts (src/exec.h,
  * hc_exec_awaits_running): epoch << 32 | (CPU + 1) << 1 | waiting, where

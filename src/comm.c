@@ -94,6 +94,7 @@ void hc_comm_fill_card(hc_context_t *ctx, const hc_config_t *cfg, uint32_t rank,
     card->rank = rank;
     card->comm_id_proposal = hc_comm_propose_id(ctx);
     card->deterministic = (uint32_t)cfg->deterministic;
+    card->check_args = (uint32_t)cfg->check_args;
     card->buffsize = cfg->buffsize;
     hc_tune_forced_text(cfg, card->algos, sizeof(card->algos));
     if (cfg->algo[0]) {
@@ -207,6 +208,11 @@ static int check_cards(const hc_card_t *cards, uint32_t n)
         if (c->deterministic != r0->deterministic) {
             HC_ERROR(HC_SUB_INIT, "ranks disagree on HCCL_DETERMINISTIC: rank 0 = %u, rank %u = %u",
                      r0->deterministic, i, c->deterministic);
+            return HCCL_E_PARA;
+        }
+        if (c->check_args != r0->check_args) {
+            HC_ERROR(HC_SUB_INIT, "ranks disagree on HCCL_CHECK_ARGS: rank 0 = %u, rank %u = %u",
+                     r0->check_args, i, c->check_args);
             return HCCL_E_PARA;
         }
         if (c->buffsize != r0->buffsize) {
@@ -957,6 +963,7 @@ static int op_begin(hc_comm_t *c, const hc_op_t *op_in, hc_running_t *r, uint32_
                        a->op, ent->ws);
     if (rc != HCCL_SUCCESS)
         goto fail;
+    hc_exec_set_args(&r->e, a);
     if (op->resume_at) { /* (the fast lane took the epoch: hc_shm_bind takes it again) */
         if (!ent->sched.fast || op->resume_at >= ent->sched.nsteps ||
             ent->sched.steps[op->resume_at].kind != HC_STEP_WAIT) {

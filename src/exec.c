@@ -222,6 +222,169 @@ static inline uint64_t flag_of(const hc_exec_t *e, uint32_t q, hc_loc_t l)
     return __atomic_load_n((const uint64_t *)(e->half[q] + loc_off(e, l)), __ATOMIC_ACQUIRE);
 }
 
+/* ---- Ranks that disagree --------------------------------------------
+ * Every executor bound to arguments (hc_exec_set_args) stores them in its
+ * half (coll.h HC_SEG_ARGS) before its first PUBLISH. When a WAIT of this
+ * epoch on a peer's flag holds, the peer's words are there: a peer whose
+ * collective, count, type, op or root differ from ours makes the
+ * operation bad (HCCL_E_PARA, logged with both values). A bad operation
+ * skips its local and single-copy steps and still publishes its flags,
+ * so the peers running the same schedule finish it too, and see the same
+ * difference. READ, WRITE and XREDUCE go further: they touch a peer's
+ * buffers only when its words of this epoch match ours, and only within
+ * the bytes it published; this is what keeps a rank's memory safe from a
+ * peer that passed a larger count, whatever schedule either one runs. */
+
+static uint64_t bytes_of(const hc_coll_args_t *a, int recv)
+{
+    const uint64_t n = a->nranks, c = a->count * a->esize;
+    switch (a->coll) {
+    case HC_COLL_ALLREDUCE:
+    case HC_COLL_BROADCAST:
+        return c;
+    case HC_COLL_REDUCE:
+        return recv && a->rank != a->root ? 0 : c;
+    case HC_COLL_REDUCESCATTER:
+        return recv ? c : n * c;
+    case HC_COLL_ALLGATHER:
+        return recv ? n * c : c;
+    case HC_COLL_SCATTER:
+        return recv ? c : a->rank == a->root ? n * c : 0;
+    case HC_COLL_ALLTOALL:
+        return n * c;
+    case HC_COLL_ALLTOALLV: {
+        const uint64_t *cnt = recv ? a->rcounts : a->scounts, *dsp = recv ? a->rdispls : a->sdispls;
+        uint64_t end = 0;
+        for (uint32_t q = 0; cnt && dsp && q < a->nranks; q++)
+            if (cnt[q] && dsp[q] + cnt[q] > end)
+                end = dsp[q] + cnt[q];
+        return end * a->esize;
+    }
+    default:
+        return 0;
+    }
+}
+
+void hc_exec_set_args(hc_exec_t *e, const hc_coll_args_t *a)
+{
+    const int rooted = a->coll == HC_COLL_BROADCAST || a->coll == HC_COLL_REDUCE ||
+                       a->coll == HC_COLL_SCATTER;
+    const int reduces = a->coll == HC_COLL_ALLREDUCE || a->coll == HC_COLL_REDUCE ||
+                        a->coll == HC_COLL_REDUCESCATTER;
+    const uint64_t count = a->coll == HC_COLL_ALLTOALLV ? 0 : a->count;
+    e->args[0] = e->epoch << 32 | (rooted ? a->root : 0);
+    e->args[1] = (uint64_t)a->coll << 58 | (uint64_t)(a->dtype & 0x3f) << 52 |
+                 (uint64_t)(reduces ? a->op & 0xf : 0) << 48 | (count & ((1ull << 48) - 1));
+    e->args[2] = bytes_of(a, 0);
+    e->args[3] = bytes_of(a, 1);
+    e->has_args = 1;
+}
+
+/* Before the first PUBLISH: our words, the first one last (a peer that
+ * reads it twice around the others knows they belong to it). */
+static void publish_args(hc_exec_t *e)
+{
+    uint64_t *w = (uint64_t *)(e->base[HC_BUF_SEG] + HC_SEG_ARGS);
+    e->args[0] = e->epoch << 32 | (e->args[0] & 0xffffffffu); /* bound after set_args */
+    __atomic_store_n(&w[0], 0, __ATOMIC_RELAXED);
+    __atomic_thread_fence(__ATOMIC_RELEASE);
+    for (int k = 1; k < 4; k++)
+        __atomic_store_n(&w[k], e->args[k], __ATOMIC_RELAXED);
+    __atomic_store_n(&w[0], e->args[0], __ATOMIC_RELEASE);
+}
+
+static const char *const coll_names[HC_COLL_LAST] = {
+    "AllReduce", "Broadcast", "Reduce", "ReduceScatter", "AllGather",
+    "Scatter",   "AlltoAll",  "AlltoAllV", "Barrier"};
+
+/* Peer q's words of this epoch: 0 they match ours (w: them), 1 they differ
+ * (logged; the operation is bad), -1 q has not published this epoch's. */
+static int peer_args(hc_exec_t *e, uint32_t q, uint64_t w[4])
+{
+    const uint64_t *p = (const uint64_t *)(e->half[q] + HC_SEG_ARGS);
+    w[0] = __atomic_load_n(&p[0], __ATOMIC_ACQUIRE);
+    if (w[0] >> 32 != e->epoch)
+        return -1;
+    for (int k = 1; k < 4; k++)
+        w[k] = __atomic_load_n(&p[k], __ATOMIC_RELAXED);
+    __atomic_thread_fence(__ATOMIC_ACQUIRE);
+    if (__atomic_load_n(&p[0], __ATOMIC_RELAXED) != w[0])
+        return -1;
+    if ((uint32_t)w[0] == (uint32_t)e->args[0] && w[1] == e->args[1])
+        return 0;
+    const uint64_t a = e->args[1], b = w[1], m48 = (1ull << 48) - 1;
+    const char *what = a >> 58 != b >> 58                 ? "the collective"
+                       : (a >> 52 & 0x3f) != (b >> 52 & 0x3f) ? "the data type"
+                       : (a >> 48 & 0xf) != (b >> 48 & 0xf)   ? "the reduction op"
+                       : (a & m48) != (b & m48)               ? "the count"
+                                                              : "the root";
+    if (!e->bad)
+        HC_ERROR(HC_SUB_COLL, "%s: ranks disagree on %s: rank %u calls %s with count %llu, "
+                 "type %s, op %s, root %u; rank %u calls %s with count %llu, type %s, op %s, "
+                 "root %u (HCCL_E_PARA; neither touches the other's buffers)",
+                 e->s->algo ? e->s->algo : "?", what, e->rank,
+                 coll_names[(a >> 58) % HC_COLL_LAST], (unsigned long long)(a & m48),
+                 hc_dtype_name((HcclDataType)(a >> 52 & 0x3f)),
+                 hc_op_name((HcclReduceOp)(a >> 48 & 0xf)), (unsigned)(e->args[0] & 0xffffffffu),
+                 q, coll_names[(b >> 58) % HC_COLL_LAST], (unsigned long long)(b & m48),
+                 hc_dtype_name((HcclDataType)(b >> 52 & 0x3f)),
+                 hc_op_name((HcclReduceOp)(b >> 48 & 0xf)), (unsigned)(w[0] & 0xffffffffu));
+    e->bad = HCCL_E_PARA;
+    return 1;
+}
+
+/* A WAIT of this epoch held: the peers it waited on have published their
+ * arguments; compare them once per peer. */
+static void waited(hc_exec_t *e, const hc_step_t *t)
+{
+    if (!e->has_args || t->ago || e->bad)
+        return;
+    uint64_t w[4];
+    for (uint32_t q = t->peer == HC_PEERS_ALL ? 0 : t->peer;
+         q < (t->peer == HC_PEERS_ALL ? e->nranks : t->peer + 1); q++) {
+        if (q == e->rank || (q < 64 && (e->checked >> q & 1)))
+            continue;
+        const int r = peer_args(e, q, w);
+        if (r == 0 && q < 64)
+            e->checked |= 1ull << q;
+        if (r > 0)
+            return;
+    }
+}
+
+/* May step i touch `bytes` at `off` of peer q's buffer buf (SEND or RECV)?
+ * Only when q published this epoch's arguments, equal to ours, and the
+ * range lies within what it published; otherwise the operation is bad. */
+static int peer_range_ok(hc_exec_t *e, uint32_t i, uint32_t q, uint8_t buf, uint64_t off,
+                         uint64_t bytes)
+{
+    if (e->bad)
+        return 0;
+    if (!e->has_args) /* executors without arguments: in-process tests */
+        return 1;
+    uint64_t w[4];
+    const int r = peer_args(e, q, w);
+    if (r > 0)
+        return 0;
+    if (r < 0) {
+        HC_ERROR(HC_SUB_COLL, "%s step %u/%u: rank %u has not published this operation's "
+                 "arguments (a different collective or algorithm?): its buffers are not "
+                 "touched (HCCL_E_PARA)", e->s->algo ? e->s->algo : "?", i, e->s->nsteps, q);
+        e->bad = HCCL_E_PARA;
+        return 0;
+    }
+    const uint64_t have = w[buf == HC_BUF_RECV ? 3 : 2];
+    if (off > have || bytes > have - off) {
+        HC_ERROR(HC_SUB_COLL, "%s step %u/%u: %llu B at +%llu of rank %u's %s buffer, which "
+                 "has %llu B: refused (HCCL_E_PARA)", e->s->algo ? e->s->algo : "?", i,
+                 e->s->nsteps, (unsigned long long)bytes, (unsigned long long)off, q,
+                 buf == HC_BUF_RECV ? "receive" : "send", (unsigned long long)have);
+        e->bad = HCCL_E_PARA;
+        return 0;
+    }
+    return 1;
+}
+
 /* A WAIT on every rank keeps the rank it is at in x->peer (so a dead
  * peer is named, and satisfied flags are not read again). */
 HC_HOT static inline int wait_done(const hc_exec_t *e, const hc_step_t *t, hc_xfer_t *x)
@@ -373,6 +536,8 @@ static int cross_copy(hc_exec_t *e, uint32_t i, const hc_step_t *t)
     const int rd = t->kind == HC_STEP_READ;
     const hc_loc_t theirs = rd ? t->a : t->dst;
     const uint64_t *ad = (const uint64_t *)(e->half[t->peer] + HC_SEG_ADDR);
+    if (!peer_range_ok(e, i, t->peer, theirs.buf, theirs.off, t->bytes))
+        return HCCL_SUCCESS; /* the operation is bad: its flags go on */
     const uint64_t rb = __atomic_load_n(&ad[theirs.buf == HC_BUF_RECV], __ATOMIC_RELAXED);
     char *mine = ptr(e, rd ? t->dst : t->a);
     /* the peer's range registered and mapped here (src/window.h): a copy */
@@ -419,10 +584,13 @@ static int cross_copy(hc_exec_t *e, uint32_t i, const hc_step_t *t)
 #define XREDUCE_PIECE (16u << 10)
 static int xreduce(hc_exec_t *e, uint32_t i, const hc_step_t *t)
 {
+    const int both = t->tag != HC_XREDUCE_OWN;
+    if (!peer_range_ok(e, i, t->peer, HC_BUF_SEND, t->b.off, t->bytes) ||
+        (both && !peer_range_ok(e, i, t->peer, HC_BUF_RECV, t->dst.off, t->bytes)))
+        return HCCL_SUCCESS; /* the operation is bad: its flags go on */
     const uint64_t *ad = (const uint64_t *)(e->half[t->peer] + HC_SEG_ADDR);
     const uint64_t ps = __atomic_load_n(&ad[0], __ATOMIC_RELAXED) + t->b.off;
     const uint64_t pr = __atomic_load_n(&ad[1], __ATOMIC_RELAXED) + t->dst.off;
-    const int both = t->tag != HC_XREDUCE_OWN;
     const char *theirs = hc_win_find(e->wins, t->peer, ps, t->bytes);
     char *out = both ? hc_win_find(e->wins, t->peer, pr, t->bytes) : NULL;
     char *dst = ptr(e, t->dst);
@@ -460,7 +628,7 @@ static int xreduce(hc_exec_t *e, uint32_t i, const hc_step_t *t)
     hc_step_t r = {.kind = HC_STEP_READ, .peer = t->peer, .dst = land, .a = t->b,
                    .bytes = t->bytes};
     int rc = cross_copy(e, i, &r);
-    if (rc != HCCL_SUCCESS)
+    if (rc != HCCL_SUCCESS || e->bad)
         return rc;
     const char *got = ptr(e, land);
     hc_reduce(dst, first ? own : got, first ? got : own, t->bytes / es, e->dtype, e->op);
@@ -686,6 +854,8 @@ HC_HOT static int start_step(hc_exec_t *e, uint32_t i)
     case HC_STEP_REDUCE:
     case HC_STEP_COPY:
     case HC_STEP_REDUCE_MULTI:
+        if (e->bad)
+            break; /* a peer disagreed: no data moves, flags go on */
         if (e->iov && touches_user(t))
             run_local_iov(e, t);
         else
@@ -713,6 +883,8 @@ HC_HOT static int start_step(hc_exec_t *e, uint32_t i)
         if (!wait_done(e, t, x)) {
             x->status = HCCL_E_AGAIN;
             e->st[i] = HC_ST_POSTED; /* polled with the transfers */
+        } else {
+            waited(e, t);
         }
         break;
     default:
@@ -742,7 +914,7 @@ static void step_failed(hc_exec_t *e, uint32_t i, int rc)
 /* Every step is done. */
 HC_HOT static int finish(hc_exec_t *e)
 {
-    e->status = HCCL_SUCCESS;
+    e->status = e->bad ? e->bad : HCCL_SUCCESS;
 #if defined(__x86_64__) || defined(__i386__)
     /* RECV written with non-temporal stores after the last PUBLISH:
      * complete before the caller tells anyone (or a peer reads it) */
@@ -815,6 +987,7 @@ HC_HOT static int run_chain(hc_exec_t *e)
         if (e->nposted) { /* step i is the WAIT we stopped at */
             if (!wait_done(e, &s->steps[i], &e->x[i]))
                 return e->status;
+            waited(e, &s->steps[i]);
             e->nposted = 0;
             e->x[i].status = HCCL_SUCCESS;
         } else {
@@ -860,6 +1033,8 @@ HC_HOT int hc_exec_progress(hc_exec_t *e)
         ad[0] = (uintptr_t)e->base[HC_BUF_SEND];
         ad[1] = (uintptr_t)e->base[HC_BUF_RECV];
     }
+    if (e->has_args && e->nissued == 0 && e->half)
+        publish_args(e);
     if (!s->branched)
         return run_chain(e);
     /* collect finished transfers and flags */
@@ -867,8 +1042,10 @@ HC_HOT int hc_exec_progress(hc_exec_t *e)
         const uint32_t i = e->posted[k];
         int xs = e->x[i].status;
         if (xs == HCCL_E_AGAIN && s->steps[i].kind == HC_STEP_WAIT &&
-            wait_done(e, &s->steps[i], &e->x[i]))
+            wait_done(e, &s->steps[i], &e->x[i])) {
             xs = e->x[i].status = HCCL_SUCCESS;
+            waited(e, &s->steps[i]);
+        }
         if (xs == HCCL_E_AGAIN) {
             k++;
             continue;

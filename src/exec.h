@@ -118,7 +118,22 @@ typedef struct hc_exec {
     /* SEND/RECV given as a scatter/gather list (hc_exec_set_iov) */
     const hc_iov_t *iov;
     uint32_t niov;
+    /* the operation's arguments as published to the peers (hc_exec_set_args;
+     * coll.h HC_SEG_ARGS); has_args 0: none (service collectives) */
+    uint64_t args[4];
+    uint64_t checked; /* peers q < 64 whose arguments matched ours (bit q) */
+    int has_args;
+    int bad;          /* HCCL_E_PARA once a peer disagreed: data steps are
+                       * skipped, flags still published, the result is bad */
 } hc_exec_t;
+
+/* Publish the operation's arguments to the peers through shared staging
+ * (coll.h HC_SEG_ARGS) and check theirs: a rank that disagrees on the
+ * collective, count, type, op or root, or whose buffers are smaller than
+ * a READ, WRITE or XREDUCE needs, fails the operation with HCCL_E_PARA
+ * on every rank that sees it, without touching its buffers (src/exec.c,
+ * "Ranks that disagree"). After hc_exec_start. */
+void hc_exec_set_args(hc_exec_t *e, const hc_coll_args_t *a);
 
 /* Workspace bytes hc_exec_start needs for s (to cache with the schedule). */
 size_t hc_exec_ws_size(const hc_sched_t *s);

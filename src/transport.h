@@ -18,6 +18,7 @@ typedef struct hc_xfer {
     volatile int status; /* HCCL_E_AGAIN while pending */
     void *req;           /* the transport's request (for cancel) */
     uint32_t peer;
+    uint64_t len;        /* a receive: the bytes it expects (set by irecv) */
 } hc_xfer_t;
 
 typedef struct hc_transport_ops {

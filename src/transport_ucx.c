@@ -35,6 +35,8 @@ typedef struct {
     uint8_t attached;    /* finish_post has run: x (or its detachment) is valid */
     uint8_t early;       /* completed before that, inside the posting call */
     ucs_status_t status; /* of an early completion */
+    uint8_t recv;        /* a receive: got is the length that arrived */
+    uint64_t got;
 } req_slot_t;
 
 /* ucp_params.request_init: a slot starts out unattached; xfer_done and
@@ -357,6 +359,22 @@ void hc_ucx_ep_close(hc_context_t *ctx, ucp_ep_h ep, int force)
 
 /* ---- the data path -------------------------------------------------- */
 
+/* A transfer's result. A receive must get exactly the bytes it expects:
+ * a shorter or a longer message means the ranks disagree on the
+ * operation's count or type (HCCL_E_PARA; a longer one was not written
+ * past the buffer: UCX truncates it). */
+static int xfer_status(ucs_status_t status, const req_slot_t *slot, const hc_xfer_t *x)
+{
+    if (slot->recv && (status == UCS_ERR_MESSAGE_TRUNCATED ||
+                       (status == UCS_OK && slot->got != x->len))) {
+        HC_ERROR(HC_SUB_TRANSPORT, "receive from rank %u: %s bytes arrived where %llu were "
+                 "expected: the ranks disagree on the count or the type (HCCL_E_PARA)",
+                 x->peer, status == UCS_OK ? "fewer" : "more", (unsigned long long)x->len);
+        return HCCL_E_PARA;
+    }
+    return hc_ucx_status_to_hccl(status);
+}
+
 static void xfer_done(void *request, ucs_status_t status, hc_context_t *ctx)
 {
     req_slot_t *slot = request;
@@ -368,12 +386,13 @@ static void xfer_done(void *request, ucs_status_t status, hc_context_t *ctx)
     hc_xfer_t *x = slot->x;
     if (x) {
         x->req = NULL;
-        x->status = hc_ucx_status_to_hccl(status);
+        x->status = xfer_status(status, slot, x);
     } else {
         ctx->n_detached--; /* an abandoned request finally completed */
     }
     slot->x = NULL;
     slot->attached = 0;
+    slot->recv = 0;
     ucp_request_free(request);
 }
 
@@ -385,6 +404,9 @@ static void send_cb(void *request, ucs_status_t status, void *user_data)
 static void recv_cb(void *request, ucs_status_t status, const ucp_tag_recv_info_t *info,
                     void *user_data)
 {
+    req_slot_t *slot = request;
+    slot->recv = 1;
+    slot->got = status == UCS_OK && info ? info->length : 0;
     xfer_done(request, status, user_data);
 }
 
@@ -403,8 +425,9 @@ static int finish_post(ucs_status_ptr_t r, hc_xfer_t *x)
     req_slot_t *slot = r;
     if (slot->early) { /* completed, callback included, before it returned */
         x->req = NULL;
-        x->status = hc_ucx_status_to_hccl(slot->status);
+        x->status = xfer_status(slot->status, slot, x);
         slot->early = 0;
+        slot->recv = 0;
         ucp_request_free(r);
         return HCCL_SUCCESS;
     }
@@ -438,6 +461,7 @@ static int ucx_irecv(void *tctx, uint32_t peer, void *buf, size_t len, uint64_t 
     hc_peer_t *p = c->ctx->peers[c->peer[peer]];
     if (p->failed)
         return p->failed;
+    x->len = len;
     ucp_request_param_t prm;
     prm.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_DATATYPE |
                        UCP_OP_ATTR_FIELD_USER_DATA;
