@@ -7,6 +7,7 @@
 #include "config.h"
 #endif
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <hccl/hccl.h>
 
@@ -100,12 +101,66 @@ HC_HOT static void entry_log(const hc_comm_t *c, const char *fn, uint64_t count,
                      op >= 0 ? " op " : "", op >= 0 ? hc_op_name((HcclReduceOp)op) : "", root);
 }
 
+/* HCCL_CHECK_ARGS: what every rank must agree on, gathered from all of
+ * them before the operation starts (an AllGather on the communicator
+ * itself, in its order with the other operations), so that a rank that
+ * disagrees fails the call on every rank before anything is written. */
+typedef struct {
+    uint32_t coll, dtype, op, root;
+    uint64_t count;
+} agree_rec_t;
+
+static int check_agree(hc_comm_t *c, const hc_op_t *op)
+{
+    const hc_coll_args_t *a = &op->args;
+    const int rooted = a->coll == HC_COLL_BROADCAST || a->coll == HC_COLL_REDUCE ||
+                       a->coll == HC_COLL_SCATTER;
+    const int reduces = a->coll == HC_COLL_ALLREDUCE || a->coll == HC_COLL_REDUCE ||
+                        a->coll == HC_COLL_REDUCESCATTER;
+    agree_rec_t mine = {.coll = (uint32_t)a->coll, .dtype = (uint32_t)a->dtype,
+                        .op = reduces ? (uint32_t)a->op : 0, .root = rooted ? a->root : 0,
+                        .count = a->coll == HC_COLL_ALLTOALLV ? 0 : a->count};
+    const uint32_t n = c->nranks;
+    if (n < 2)
+        return HCCL_SUCCESS;
+    agree_rec_t stack[64], *all = n <= 64 ? stack : malloc((size_t)n * sizeof(*all));
+    if (all == NULL)
+        return HCCL_E_MEMORY;
+    hc_op_t g;
+    hc_op_init(&g, op->api, HC_COLL_ALLGATHER, sizeof(mine), HCCL_DATA_TYPE_UINT8, 1,
+               HCCL_REDUCE_SUM, &mine, all);
+    int rc = hc_comm_run(c, &g);
+    for (uint32_t q = 1; rc == HCCL_SUCCESS && q < n; q++) {
+        const agree_rec_t *r0 = &all[0], *r = &all[q];
+        if (memcmp(r, r0, sizeof(*r)) == 0)
+            continue;
+        const char *what = r->coll != r0->coll    ? "the collective"
+                           : r->dtype != r0->dtype ? "the data type"
+                           : r->op != r0->op       ? "the reduction op"
+                           : r->count != r0->count ? "the count"
+                                                   : "the root";
+        HC_ERROR(HC_SUB_COLL, "%s on comm %s (HCCL_CHECK_ARGS): ranks disagree on %s: rank 0 "
+                 "passes count %llu, type %s, op %s, root %u; rank %u passes count %llu, type "
+                 "%s, op %s, root %u (HCCL_E_PARA on every rank, nothing written)", op->api,
+                 c->name, what, (unsigned long long)r0->count,
+                 hc_dtype_name((HcclDataType)r0->dtype), hc_op_name((HcclReduceOp)r0->op),
+                 r0->root, q, (unsigned long long)r->count,
+                 hc_dtype_name((HcclDataType)r->dtype), hc_op_name((HcclReduceOp)r->op), r->root);
+        rc = HCCL_E_PARA;
+    }
+    if (all != stack)
+        free(all);
+    return rc;
+}
+
 /* Queue in the open group, run blocking, or enqueue on the stream (the
  * arguments are all checked by now: nothing is enqueued on an error). */
 HC_HOT static int dispatch(hc_comm_t *c, hc_op_t *op, void *stream)
 {
     int rc = hc_stream_check(stream, op->api);
     if (rc != HCCL_SUCCESS)
+        return rc;
+    if (c->cfg->check_args && (rc = check_agree(c, op)) != HCCL_SUCCESS)
         return rc;
     if (hc_group_active())
         return hc_group_add_coll(c, op, stream);

@@ -40,6 +40,7 @@ typedef struct hc_card {
     uint64_t uid;            /* unique id of the process (its context) */
     uint32_t comm_id_proposal;
     uint32_t deterministic;  /* must agree */
+    uint32_t check_args;     /* must agree */
     uint64_t buffsize;       /* must agree */
     char algos[256];         /* forced algorithms, canonical text; must agree */
     char host[HC_HOST_MAX];
@@ -58,7 +59,7 @@ typedef struct hc_card {
 } hc_card_t;
 
 #define HC_CARD_MAGIC 0x68636f6du /* "hcom" */
-#define HC_ABI 2
+#define HC_ABI 3
 
 typedef struct hc_peer {
     hc_card_t card;

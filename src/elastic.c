@@ -81,7 +81,7 @@ struct hc_elastic {
 typedef struct {
     int32_t status;
     uint32_t id, rank, nranks, epoch, owner_rank;
-    int32_t deterministic;
+    int32_t deterministic, check_args;
     uint64_t buffsize;
     double exec_timeout;
     char name[COMM_NAME_MAX_LENGTH];
@@ -491,6 +491,7 @@ HcclResult HcclCommAddMember(HcclComm comm, uint32_t newRank)
         hdr->epoch = c->epoch + 1;
         hdr->owner_rank = owner;
         hdr->deterministic = c->cfg->deterministic;
+        hdr->check_args = c->cfg->check_args;
         hdr->buffsize = c->cfg->buffsize;
         hdr->exec_timeout = c->cfg->exec_timeout;
         snprintf(hdr->name, sizeof(hdr->name), "%s", c->name);
@@ -509,6 +510,7 @@ HcclResult HcclCommAddMember(HcclComm comm, uint32_t newRank)
                     cards[r].status = HCCL_SUCCESS;
                     cards[r].comm_id_proposal = id;
                     cards[r].deterministic = ref.deterministic;
+                    cards[r].check_args = ref.check_args;
                     cards[r].buffsize = ref.buffsize;
                     memcpy(cards[r].algos, ref.algos, sizeof(ref.algos));
                 }
@@ -625,6 +627,7 @@ HcclResult HcclCommJoin(const char *joinInfo, HcclComm *comm)
     if (rc == HCCL_SUCCESS) {
         /* the communicator's settings, whatever this process's environment */
         cfg.deterministic = hdr->deterministic;
+        cfg.check_args = hdr->check_args;
         cfg.buffsize = hdr->buffsize;
         cfg.exec_timeout = hdr->exec_timeout;
         rc = hc_comm_create(ctx, &cfg, hdr->rank, hdr->nranks, cards,

@@ -78,6 +78,10 @@ static const hc_env_var_t env_table[] = {
      .help = "tuning table (from hcomm-tune) that replaces the built-in thresholds"},
     {.name = "HCCL_DETERMINISTIC", .type = HC_ENV_BOOL, .def = "false", FIELD(deterministic),
      .help = "true: fixed reduction order, bitwise reproducible results"},
+    {.name = "HCCL_CHECK_ARGS", .type = HC_ENV_BOOL, .def = "0", FIELD(check_args),
+     .help = "1: before every collective the ranks compare their arguments (one small "
+             "AllGather); a rank that disagrees fails the call with HCCL_E_PARA on every "
+             "rank, with nothing written"},
     /* buffers, fusion, streams; HCCL_BUFFER_SIZE comes after HCCL_BUFFSIZE so
      * that it wins when both are set (it has no default of its own) */
     {.name = "HCCL_BUFFSIZE", .type = HC_ENV_MB, .def = "200", .min = 1, .max = 65536,

@@ -36,6 +36,7 @@ typedef struct hc_config {
     uint64_t bcast_chunk;              /* HCCL_BCAST_CHUNK_SIZE */
     char tune_file[HC_ENV_PATH_MAX];   /* HCCL_TUNE_FILE */
     int deterministic;                 /* HCCL_DETERMINISTIC */
+    int check_args;                    /* HCCL_CHECK_ARGS */
     /* buffers, fusion, streams */
     uint64_t buffsize;                 /* bytes: HCCL_BUFFSIZE (MB) / HCCL_BUFFER_SIZE */
     uint64_t fusion_threshold;         /* HCCL_FUSION_THRESHOLD, 0 = auto */
