@@ -126,11 +126,11 @@ HcclResult HcclGroupEnd(void)
 }
 
 static int p2p(const char *fn, int is_send, void *buf, uint64_t count, HcclDataType dt,
-               uint32_t peer, HcclComm comm, void *stream)
+               uint32_t peer, HcclComm comm, HcclStream handle)
 {
-    hc_comm_t *c = comm;
+    hc_comm_t *c;
     size_t es;
-    int rc = hc_api_check_comm_type(c, fn, dt, &es);
+    int rc = hc_api_check_comm_type(comm, fn, dt, &es, &c);
     if (rc != HCCL_SUCCESS)
         return rc;
     if (peer >= c->nranks) {
@@ -149,7 +149,8 @@ static int p2p(const char *fn, int is_send, void *buf, uint64_t count, HcclDataT
         HC_INFO(HC_SUB_COLL, "%s: comm %s rank %u %s rank %u count %llu type %s", fn, c->name,
                 c->rank, is_send ? "to" : "from", peer, (unsigned long long)count,
                 hc_dtype_name(dt));
-    rc = hc_stream_check(stream, fn);
+    void *stream;
+    rc = hc_stream_get(handle, fn, &stream);
     if (rc != HCCL_SUCCESS)
         return rc;
     if (count == 0)

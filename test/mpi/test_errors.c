@@ -34,6 +34,11 @@
  *    not from HcclMemAlloc on any rank -> HCCL_E_PARA on every rank;
  *    HcclCommDeregister of NULL -> HCCL_E_PTR, of an unknown or already
  *    dropped handle -> HCCL_E_PARA.
+ *  - A destroyed communicator or stream, used after a new one was created
+ *    in its place (the memory a pointer handle would reuse), and a stream
+ *    handle given as a communicator -> HCCL_E_PARA; the new object's
+ *    handle differs from the destroyed one's and the new object is
+ *    untouched.
  *
  * Usage: test_errors                   the checks above
  *        test_errors --expect-init-fail  HcclCommInitMpi must fail with
@@ -188,6 +193,75 @@ static void null_buffers(void)
     EXPECT(HCCL_E_PTR, HcclSend(NULL, CNT, T, right, c, NULL));
     EXPECT(HCCL_E_PTR, HcclRecv(NULL, CNT, T, right, c, NULL));
     EXPECT(HCCL_E_PTR, HcclAllReduceMulti(NULL, (void **)&r, (const uint64_t[]){CNT}, 1, T, O, c, NULL));
+}
+
+/* Handles of destroyed objects: refused, never taken for the object that
+ * replaced them (src/handle.h). Collective (the splits). */
+static void stale_handles(void)
+{
+    void *s = g_sbuf, *r = g_rbuf;
+    const HcclDataType T = HCCL_DATA_TYPE_INT32;
+    const HcclReduceOp O = HCCL_REDUCE_SUM;
+    HcclComm old = NULL, cur = NULL;
+    uint32_t u = 77;
+    g_checks++;
+    if (HcclCommSplit(g_comm, 0, g_rank, &old) != HCCL_SUCCESS ||
+        HcclCommDestroy(old) != HCCL_SUCCESS ||
+        HcclCommSplit(g_comm, 0, g_n - 1 - g_rank, &cur) != HCCL_SUCCESS) {
+        failf("stale_handles: split/destroy/split failed");
+        return;
+    }
+    g_checks++;
+    if (cur == old)
+        failf("a new communicator got the handle of a destroyed one (%p)", cur);
+    EXPECT(HCCL_E_PARA, HcclGetRankSize(old, &u));
+    EXPECT(HCCL_E_PARA, HcclGetRankId(old, &u));
+    EXPECT(HCCL_E_PARA, HcclAllReduce(s, r, CNT, T, O, old, NULL));
+    EXPECT(HCCL_E_PARA, HcclBroadcast(s, CNT, T, 0, old, NULL));
+    EXPECT(HCCL_E_PARA, HcclSend(s, CNT, T, 0, old, NULL));
+    EXPECT(HCCL_E_PARA, HcclBarrier(old, NULL));
+    EXPECT(HCCL_E_PARA, HcclCommAbort(old));
+    EXPECT(HCCL_E_PARA, HcclCommDestroy(old));
+    g_checks++;
+    if (u != 77)
+        failf("HcclGetRankSize/Id of a destroyed communicator wrote the output (%u)", u);
+    /* the new communicator was neither aborted nor destroyed: its rank is
+     * the one its split asked for, and it still reduces */
+    int32_t in = g_rank + 1, out = 0;
+    g_checks++;
+    if (HcclGetRankId(cur, &u) != HCCL_SUCCESS || u != (uint32_t)(g_n - 1 - g_rank))
+        failf("the communicator created after a destroyed one: HcclGetRankId gave %u, "
+              "expected %d", u, g_n - 1 - g_rank);
+    g_checks++;
+    if (HcclAllReduce(&in, &out, 1, T, O, cur, NULL) != HCCL_SUCCESS ||
+        out != g_n * (g_n + 1) / 2)
+        failf("the communicator created after a destroyed one no longer reduces (%d)", out);
+    g_checks++;
+    if (HcclCommDestroy(cur) != HCCL_SUCCESS)
+        failf("HcclCommDestroy of the new communicator failed");
+
+    HcclStream st_old = NULL, st_cur = NULL;
+    g_checks++;
+    if (HcclStreamCreate(&st_old) != HCCL_SUCCESS || HcclStreamDestroy(st_old) != HCCL_SUCCESS ||
+        HcclStreamCreate(&st_cur) != HCCL_SUCCESS) {
+        failf("stale_handles: stream create/destroy/create failed");
+        return;
+    }
+    g_checks++;
+    if (st_cur == st_old)
+        failf("a new stream got the handle of a destroyed one (%p)", st_cur);
+    EXPECT(HCCL_E_PARA, HcclStreamQuery(st_old));
+    EXPECT(HCCL_E_PARA, HcclStreamSynchronize(st_old));
+    EXPECT(HCCL_E_PARA, HcclAllReduce(s, r, CNT, T, O, g_comm, st_old));
+    EXPECT(HCCL_E_PARA, HcclSend(s, CNT, T, 0, g_comm, st_old));
+    EXPECT(HCCL_E_PARA, HcclStreamDestroy(st_old));
+    /* a live handle of the wrong kind */
+    EXPECT(HCCL_E_PARA, HcclGetRankSize((HcclComm)st_cur, &u));
+    EXPECT(HCCL_E_PARA, HcclAllReduce(s, r, CNT, T, O, (HcclComm)st_cur, NULL));
+    EXPECT(HCCL_E_PARA, HcclStreamQuery((HcclStream)g_comm));
+    g_checks++;
+    if (HcclStreamQuery(st_cur) != HCCL_SUCCESS || HcclStreamDestroy(st_cur) != HCCL_SUCCESS)
+        failf("the stream created after a destroyed one is not usable");
 }
 
 static void null_comm(void)
@@ -569,6 +643,7 @@ int main(int argc, char **argv)
     error_strings();
     null_buffers();
     null_comm();
+    stale_handles();
     bad_types_ops();
     not_supported();
     bad_ranks();
