@@ -39,6 +39,8 @@
  *    handle given as a communicator -> HCCL_E_PARA; the new object's
  *    handle differs from the destroyed one's and the new object is
  *    untouched.
+ *  - Threads that ran a group and exited leave no heap memory behind
+ *    (glibc's mallinfo2 before and after 200 of them).
  *
  * Usage: test_errors                   the checks above
  *        test_errors --expect-init-fail  HcclCommInitMpi must fail with
@@ -50,6 +52,8 @@
 #include <hccl/hccl_mpi.h>
 
 #include <inttypes.h>
+#include <malloc.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -262,6 +266,54 @@ static void stale_handles(void)
     g_checks++;
     if (HcclStreamQuery(st_cur) != HCCL_SUCCESS || HcclStreamDestroy(st_cur) != HCCL_SUCCESS)
         failf("the stream created after a destroyed one is not usable");
+}
+
+/* A thread that used a group leaves nothing behind when it exits: threads
+ * one after the other each run a group (a Send and a Recv to this rank),
+ * and the heap in use may not grow with their number. The group state's
+ * item array alone is several KB; the bound allows 256 B per thread. */
+#define LEAK_THREADS 200
+static void *group_thread(void *arg)
+{
+    HcclResult *res = arg;
+    int32_t in = g_rank, out = -1;
+    HcclGroupStart();
+    HcclResult a = HcclSend(&in, 1, HCCL_DATA_TYPE_INT32, (uint32_t)g_rank, g_comm, NULL);
+    HcclResult b = HcclRecv(&out, 1, HCCL_DATA_TYPE_INT32, (uint32_t)g_rank, g_comm, NULL);
+    HcclResult c = HcclGroupEnd();
+    *res = a != HCCL_SUCCESS ? a : b != HCCL_SUCCESS ? b : c != HCCL_SUCCESS ? c :
+           out != g_rank ? HCCL_E_INTERNAL : HCCL_SUCCESS;
+    return NULL;
+}
+
+static size_t group_threads(int n)
+{
+    for (int i = 0; i < n; i++) {
+        pthread_t t;
+        HcclResult res = HCCL_E_RESERVED;
+        g_checks++;
+        if (pthread_create(&t, NULL, group_thread, &res) != 0) {
+            failf("pthread_create failed");
+            return 0;
+        }
+        pthread_join(t, NULL);
+        if (res != HCCL_SUCCESS) {
+            failf("a group of Send/Recv to self in a new thread returned %d (%s)", (int)res,
+                  rs(res));
+            return 0;
+        }
+    }
+    return mallinfo2().uordblks;
+}
+
+static void thread_leak(void)
+{
+    const size_t before = group_threads(10); /* warm-up: arenas, pools */
+    const size_t after = group_threads(LEAK_THREADS);
+    g_checks++;
+    if (before && after > before + LEAK_THREADS * 256)
+        failf("%d threads that ran a group left %zu B of heap in use behind", LEAK_THREADS,
+              after - before);
 }
 
 static void null_comm(void)
@@ -644,6 +696,7 @@ int main(int argc, char **argv)
     null_buffers();
     null_comm();
     stale_handles();
+    thread_leak();
     bad_types_ops();
     not_supported();
     bad_ranks();
