@@ -43,9 +43,11 @@
  *    (glibc's mallinfo2 before and after 200 of them).
  *
  * Usage: test_errors                   the checks above
- *        test_errors --expect-init-fail  HcclCommInitMpi must fail with
- *                                        HCCL_E_PARA on every rank (run with
- *                                        a bad HCCL_* value in the environment)
+ *        test_errors --expect-init-fail [CODE]
+ *                                        HcclCommInitMpi must fail with
+ *                                        HCCL_E_PARA (or HcclResult CODE) on
+ *                                        every rank (run with a bad HCCL_*
+ *                                        value in the environment)
  * Prints "test_errors: N checks, M failures" on rank 0; exit 1 on failure.
  */
 #include <hccl/hccl.h>
@@ -652,15 +654,16 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
     MPI_Comm_size(MPI_COMM_WORLD, &g_n);
     int expect_init_fail = argc > 1 && !strcmp(argv[1], "--expect-init-fail");
+    const HcclResult init_exp = argc > 2 ? (HcclResult)atoi(argv[2]) : HCCL_E_PARA;
 
     HcclComm sentinel = (HcclComm)(uintptr_t)0x1234;
     g_comm = sentinel;
     HcclResult r = HcclCommInitMpi(MPI_COMM_WORLD, &g_comm);
     if (expect_init_fail) {
         g_checks++;
-        if (r != HCCL_E_PARA)
-            failf("HcclCommInitMpi with a bad HCCL_* value returned %d (%s), expected "
-                  "HCCL_E_PARA", (int)r, rs(r));
+        if (r != init_exp)
+            failf("HcclCommInitMpi with a bad HCCL_* value returned %d (%s), expected %d (%s)",
+                  (int)r, rs(r), (int)init_exp, rs(init_exp));
         g_checks++;
         if (r != HCCL_SUCCESS && g_comm != sentinel && g_comm != NULL)
             failf("failed HcclCommInitMpi wrote a non-NULL communicator");
