@@ -18,11 +18,14 @@
 #include "stream.h"
 #include "util.h"
 
-HC_HOT int hc_api_check_comm_type(hc_comm_t *c, const char *fn, HcclDataType dt, size_t *esize)
+HC_HOT int hc_api_check_comm_type(HcclComm comm, const char *fn, HcclDataType dt, size_t *esize,
+                                  hc_comm_t **out)
 {
-    int rc = hc_comm_check(c, fn);
+    hc_comm_t *c;
+    int rc = hc_comm_get(comm, fn, &c);
     if (rc != HCCL_SUCCESS)
         return rc;
+    *out = c;
     if (c->aborted) {
         HC_ERROR(HC_SUB_COLL, "%s: communicator %s was aborted (HcclCommAbort)", fn, c->name);
         return HCCL_E_SUSPENDING;
@@ -155,9 +158,10 @@ static int check_agree(hc_comm_t *c, const hc_op_t *op)
 
 /* Queue in the open group, run blocking, or enqueue on the stream (the
  * arguments are all checked by now: nothing is enqueued on an error). */
-HC_HOT static int dispatch(hc_comm_t *c, hc_op_t *op, void *stream)
+HC_HOT static int dispatch(hc_comm_t *c, hc_op_t *op, HcclStream handle)
 {
-    int rc = hc_stream_check(stream, op->api);
+    void *stream;
+    int rc = hc_stream_get(handle, op->api, &stream);
     if (rc != HCCL_SUCCESS)
         return rc;
     if (c->cfg->check_args && (rc = check_agree(c, op)) != HCCL_SUCCESS)
@@ -181,9 +185,9 @@ HC_HOT HcclResult HcclAllReduce(void *sendBuf, void *recvBuf, uint64_t count, Hc
                                 HcclReduceOp op, HcclComm comm, void *stream)
 {
     static const char fn[] = "HcclAllReduce";
-    hc_comm_t *c = comm;
+    hc_comm_t *c;
     size_t es;
-    CHECK(hc_api_check_comm_type(c, fn, dataType, &es));
+    CHECK(hc_api_check_comm_type(comm, fn, dataType, &es, &c));
     CHECK(check_op(fn, dataType, op));
     CHECK(hc_api_check_ptr(fn, "sendBuf", sendBuf, count));
     CHECK(hc_api_check_ptr(fn, "recvBuf", recvBuf, count));
@@ -204,9 +208,9 @@ HC_HOT HcclResult HcclBroadcast(void *buf, uint64_t count, HcclDataType dataType
                                 HcclComm comm, void *stream)
 {
     static const char fn[] = "HcclBroadcast";
-    hc_comm_t *c = comm;
+    hc_comm_t *c;
     size_t es;
-    CHECK(hc_api_check_comm_type(c, fn, dataType, &es));
+    CHECK(hc_api_check_comm_type(comm, fn, dataType, &es, &c));
     CHECK(check_root(fn, "root", root, c));
     CHECK(hc_api_check_ptr(fn, "buf", buf, count));
     CHECK(check_size(fn, count, es, 1));
@@ -224,9 +228,9 @@ HC_HOT HcclResult HcclReduce(void *sendBuf, void *recvBuf, uint64_t count, HcclD
                              HcclReduceOp op, uint32_t root, HcclComm comm, void *stream)
 {
     static const char fn[] = "HcclReduce";
-    hc_comm_t *c = comm;
+    hc_comm_t *c;
     size_t es;
-    CHECK(hc_api_check_comm_type(c, fn, dataType, &es));
+    CHECK(hc_api_check_comm_type(comm, fn, dataType, &es, &c));
     CHECK(check_op(fn, dataType, op));
     CHECK(check_root(fn, "root", root, c));
     CHECK(hc_api_check_ptr(fn, "sendBuf", sendBuf, count));
@@ -252,9 +256,9 @@ HC_HOT HcclResult HcclReduceScatter(void *sendBuf, void *recvBuf, uint64_t recvC
                                     void *stream)
 {
     static const char fn[] = "HcclReduceScatter";
-    hc_comm_t *c = comm;
+    hc_comm_t *c;
     size_t es;
-    CHECK(hc_api_check_comm_type(c, fn, dataType, &es));
+    CHECK(hc_api_check_comm_type(comm, fn, dataType, &es, &c));
     CHECK(check_op(fn, dataType, op));
     CHECK(hc_api_check_ptr(fn, "sendBuf", sendBuf, recvCount));
     CHECK(hc_api_check_ptr(fn, "recvBuf", recvBuf, recvCount));
@@ -276,9 +280,9 @@ HC_HOT HcclResult HcclAllGather(void *sendBuf, void *recvBuf, uint64_t sendCount
                                 HcclDataType dataType, HcclComm comm, void *stream)
 {
     static const char fn[] = "HcclAllGather";
-    hc_comm_t *c = comm;
+    hc_comm_t *c;
     size_t es;
-    CHECK(hc_api_check_comm_type(c, fn, dataType, &es));
+    CHECK(hc_api_check_comm_type(comm, fn, dataType, &es, &c));
     CHECK(hc_api_check_ptr(fn, "sendBuf", sendBuf, sendCount));
     CHECK(hc_api_check_ptr(fn, "recvBuf", recvBuf, sendCount));
     CHECK(check_size(fn, sendCount, es, c->nranks));
@@ -300,9 +304,9 @@ HC_HOT HcclResult HcclScatter(void *sendBuf, void *recvBuf, uint64_t recvCount,
                               HcclDataType dataType, uint32_t root, HcclComm comm, void *stream)
 {
     static const char fn[] = "HcclScatter";
-    hc_comm_t *c = comm;
+    hc_comm_t *c;
     size_t es;
-    CHECK(hc_api_check_comm_type(c, fn, dataType, &es));
+    CHECK(hc_api_check_comm_type(comm, fn, dataType, &es, &c));
     CHECK(check_root(fn, "root", root, c));
     if (c->rank == root)
         CHECK(hc_api_check_ptr(fn, "sendBuf (at the root)", sendBuf, recvCount));
@@ -341,10 +345,10 @@ HC_HOT HcclResult HcclAlltoAll(const void *sendBuf, uint64_t sendCount, HcclData
                                HcclComm comm, void *stream)
 {
     static const char fn[] = "HcclAlltoAll";
-    hc_comm_t *c = comm;
+    hc_comm_t *c;
     size_t es, es2;
-    CHECK(hc_api_check_comm_type(c, fn, sendType, &es));
-    CHECK(hc_api_check_comm_type(c, fn, recvType, &es2));
+    CHECK(hc_api_check_comm_type(comm, fn, sendType, &es, &c));
+    CHECK(hc_api_check_comm_type(comm, fn, recvType, &es2, &c));
     CHECK(check_same_type(fn, sendType, recvType));
     if (sendCount != recvCount) {
         HC_ERROR(HC_SUB_COLL, "%s: sendCount %llu != recvCount %llu", fn,
@@ -372,10 +376,10 @@ HcclResult HcclAlltoAllV(const void *sendBuf, const void *sendCounts, const void
                          void *stream)
 {
     static const char fn[] = "HcclAlltoAllV";
-    hc_comm_t *c = comm;
+    hc_comm_t *c;
     size_t es, es2;
-    CHECK(hc_api_check_comm_type(c, fn, sendType, &es));
-    CHECK(hc_api_check_comm_type(c, fn, recvType, &es2));
+    CHECK(hc_api_check_comm_type(comm, fn, sendType, &es, &c));
+    CHECK(hc_api_check_comm_type(comm, fn, recvType, &es2, &c));
     CHECK(check_same_type(fn, sendType, recvType));
     CHECK(hc_api_check_ptr(fn, "sendCounts", sendCounts, 1));
     CHECK(hc_api_check_ptr(fn, "sdispls", sdispls, 1));
@@ -407,9 +411,9 @@ HcclResult HcclAlltoAllV(const void *sendBuf, const void *sendCounts, const void
 HC_HOT HcclResult HcclBarrier(HcclComm comm, void *stream)
 {
     static const char fn[] = "HcclBarrier";
-    hc_comm_t *c = comm;
+    hc_comm_t *c;
     size_t es;
-    CHECK(hc_api_check_comm_type(c, fn, HCCL_DATA_TYPE_INT8, &es));
+    CHECK(hc_api_check_comm_type(comm, fn, HCCL_DATA_TYPE_INT8, &es, &c));
     entry_log(c, fn, 0, HCCL_DATA_TYPE_INT8, -1, -1);
     hc_op_t o;
     hc_op_init(&o, fn, HC_COLL_BARRIER, 0, HCCL_DATA_TYPE_INT8, 1, HCCL_REDUCE_SUM, NULL, NULL);

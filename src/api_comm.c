@@ -72,7 +72,7 @@ int hc_bootstrap_finish(hc_context_t *ctx, hc_config_t *cfg, uint32_t rank, uint
         return rc;
     }
     hc_log_set_rank((int)rank);
-    *out = c;
+    *out = c->handle;
     return HCCL_SUCCESS;
 }
 
@@ -99,7 +99,7 @@ static void quiesce(hc_comm_t *c)
             return;
     c->wait_limit_s = HC_DESTROY_BARRIER_S;
     HC_INFO(HC_SUB_INIT, "HcclCommDestroy(%s): closing barrier (the last communicator)", c->name);
-    int rc = HcclBarrier(c, NULL);
+    int rc = HcclBarrier(c->handle, NULL);
     if (rc != HCCL_SUCCESS)
         HC_INFO(HC_SUB_INIT, "HcclCommDestroy(%s): the closing barrier returned %s; closing "
                 "anyway", c->name, HcclGetErrorString((HcclResult)rc));
@@ -107,8 +107,8 @@ static void quiesce(hc_comm_t *c)
 
 HcclResult HcclCommDestroy(HcclComm comm)
 {
-    hc_comm_t *c = comm;
-    int rc = hc_comm_check(c, "HcclCommDestroy");
+    hc_comm_t *c;
+    int rc = hc_comm_get(comm, "HcclCommDestroy", &c);
     if (rc != HCCL_SUCCESS)
         return rc;
     hc_context_t *ctx = c->ctx;
@@ -122,8 +122,8 @@ HcclResult HcclCommDestroy(HcclComm comm)
 
 HcclResult HcclGetRankSize(HcclComm comm, uint32_t *rankSize)
 {
-    hc_comm_t *c = comm;
-    int rc = hc_comm_check(c, "HcclGetRankSize");
+    hc_comm_t *c;
+    int rc = hc_comm_get(comm, "HcclGetRankSize", &c);
     if (rc != HCCL_SUCCESS)
         return rc;
     if (rankSize == NULL) {
@@ -136,8 +136,8 @@ HcclResult HcclGetRankSize(HcclComm comm, uint32_t *rankSize)
 
 HcclResult HcclGetRankId(HcclComm comm, uint32_t *rank)
 {
-    hc_comm_t *c = comm;
-    int rc = hc_comm_check(c, "HcclGetRankId");
+    hc_comm_t *c;
+    int rc = hc_comm_get(comm, "HcclGetRankId", &c);
     if (rc != HCCL_SUCCESS)
         return rc;
     if (rank == NULL) {
@@ -150,8 +150,8 @@ HcclResult HcclGetRankId(HcclComm comm, uint32_t *rank)
 
 HcclResult HcclGetCommName(HcclComm comm, char *commName)
 {
-    hc_comm_t *c = comm;
-    int rc = hc_comm_check(c, "HcclGetCommName");
+    hc_comm_t *c;
+    int rc = hc_comm_get(comm, "HcclGetCommName", &c);
     if (rc != HCCL_SUCCESS)
         return rc;
     if (commName == NULL) {
@@ -164,8 +164,8 @@ HcclResult HcclGetCommName(HcclComm comm, char *commName)
 
 HcclResult HcclGetCommAsyncError(HcclComm comm, HcclResult *asyncError)
 {
-    hc_comm_t *c = comm;
-    int rc = hc_comm_check(c, "HcclGetCommAsyncError");
+    hc_comm_t *c;
+    int rc = hc_comm_get(comm, "HcclGetCommAsyncError", &c);
     if (rc != HCCL_SUCCESS)
         return rc;
     if (asyncError == NULL) {
@@ -178,8 +178,8 @@ HcclResult HcclGetCommAsyncError(HcclComm comm, HcclResult *asyncError)
 
 HcclResult HcclCommAbort(HcclComm comm)
 {
-    hc_comm_t *c = comm;
-    int rc = hc_comm_check(c, "HcclCommAbort");
+    hc_comm_t *c;
+    int rc = hc_comm_get(comm, "HcclCommAbort", &c);
     if (rc != HCCL_SUCCESS)
         return rc;
     c->aborted = 1;

@@ -12,8 +12,8 @@
 
 HcclResult HcclCommGetInterNodeBytes(HcclComm comm, uint64_t *lastOp, uint64_t *total)
 {
-    hc_comm_t *c = comm;
-    int rc = hc_comm_check(c, "HcclCommGetInterNodeBytes");
+    hc_comm_t *c;
+    int rc = hc_comm_get(comm, "HcclCommGetInterNodeBytes", &c);
     if (rc != HCCL_SUCCESS)
         return rc;
     hc_comm_lock(c);

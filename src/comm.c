@@ -13,6 +13,7 @@
 
 #include "elastic.h"
 #include "fastlane.h"
+#include "handle.h"
 #include "log.h"
 #include "reduce.h"
 #include "shm.h"
@@ -41,14 +42,16 @@ static double now_s(void)
     return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
-HC_HOT int hc_comm_check(const hc_comm_t *c, const char *fn)
+HC_HOT int hc_comm_get(HcclComm comm, const char *fn, hc_comm_t **out)
 {
-    if (c == NULL) {
+    if (comm == NULL) {
         HC_ERROR(HC_SUB_COLL, "%s: comm is NULL", fn);
         return HCCL_E_PTR;
     }
-    if (c->magic != HC_COMM_MAGIC) {
-        HC_ERROR(HC_SUB_COLL, "%s: comm %p is not a live hcomm communicator", fn, (void *)c);
+    *out = hc_handle_get(comm, HC_HANDLE_COMM);
+    if (*out == NULL) {
+        HC_ERROR(HC_SUB_COLL, "%s: comm %p is not a live communicator (destroyed, or not "
+                 "an HcclComm)", fn, comm);
         return HCCL_E_PARA;
     }
     return HCCL_SUCCESS;
@@ -374,7 +377,12 @@ static int comm_finish(hc_comm_t *c, uint32_t rank, uint32_t nranks, const uint3
     else
         snprintf(c->name, sizeof(c->name), "hcomm-%05x-%08llx", id,
                  (unsigned long long)(uid0 & 0xffffffffu));
-    c->magic = HC_COMM_MAGIC;
+    c->handle = hc_handle_new(HC_HANDLE_COMM, c);
+    if (c->handle == NULL) {
+        HC_ERROR(HC_SUB_INIT, "communicator %s: no handle for it (out of memory, or 2^24 "
+                 "communicators and streams live)", c->name);
+        return HCCL_E_MEMORY; /* the caller's hc_comm_destroy gives the id back */
+    }
     HC_INFO(HC_SUB_INIT, "communicator %s: rank %u of %u, id %u%s", c->name, rank, nranks, id,
             with_topo ? "" : " (topology at its first operation)");
     return HCCL_SUCCESS;
@@ -539,8 +547,8 @@ void hc_comm_destroy(hc_comm_t *c)
 {
     if (c == NULL)
         return;
+    hc_handle_retire(c->handle); /* before the memory goes: a stale handle stays refused */
     hc_stream_comm_fini(c); /* its stream operations finish first */
-    c->magic = 0;
     if (c->id_claimed)
         hc_ctx_release_id(c->ctx, c->id);
     hc_elastic_free(c);

@@ -23,7 +23,6 @@
 struct hc_topo;
 struct hc_tune;
 
-#define HC_COMM_MAGIC 0x636f6d6du
 #define HC_SCHED_CACHE 64
 
 typedef struct hc_sched_key {
@@ -44,7 +43,7 @@ typedef struct hc_sched_entry {
 } hc_sched_entry_t;
 
 typedef struct hc_comm {
-    uint32_t magic;
+    void *handle;             /* what the API gave out (src/handle.h) */
     hc_context_t *ctx;
     uint32_t rank, nranks;
     uint32_t *peer;           /* comm rank -> address-book index */
@@ -95,8 +94,11 @@ typedef struct hc_comm {
     struct hc_win *wins;
 } hc_comm_t;
 
-/* Validate a handle: HCCL_SUCCESS, or HCCL_E_PTR / HCCL_E_PARA (logged). */
-int hc_comm_check(const hc_comm_t *c, const char *fn);
+/* The communicator of an HcclComm handle (src/handle.h): HCCL_SUCCESS and
+ * *out set, or HCCL_E_PTR (NULL) / HCCL_E_PARA (destroyed or not a
+ * communicator), logged with `fn`. Every entry point that takes an
+ * HcclComm starts here. */
+int hc_comm_get(HcclComm comm, const char *fn, hc_comm_t **out);
 
 /* Build a communicator from the cards of all its ranks (cards[i] is rank
  * i's). Checks versions and settings agree; adds peers to the address book;

@@ -85,6 +85,11 @@ int hc_ctx_acquire(hc_context_t **out)
         pthread_mutex_unlock(&g_ctx_lock);
         return HCCL_SUCCESS;
     }
+    rc = hc_shm_space_check(HC_SHM_DIR, env->buffsize);
+    if (rc != HCCL_SUCCESS) {
+        pthread_mutex_unlock(&g_ctx_lock);
+        return rc;
+    }
     hc_context_t *ctx = calloc(1, sizeof(*ctx));
     if (ctx == NULL) {
         pthread_mutex_unlock(&g_ctx_lock);

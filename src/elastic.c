@@ -187,8 +187,8 @@ typedef struct {
 HcclResult HcclCommGetJoinInfo(HcclComm comm, char *joinInfo, size_t len)
 {
     static const char fn[] = "HcclCommGetJoinInfo";
-    hc_comm_t *c = comm;
-    int rc = hc_comm_check(c, fn);
+    hc_comm_t *c;
+    int rc = hc_comm_get(comm, fn, &c);
     if (rc != HCCL_SUCCESS)
         return rc;
     if (joinInfo == NULL) {
@@ -401,8 +401,8 @@ static int check_newcomer(hc_comm_t *c, const hc_card_t *ref, const hc_card_t *n
 HcclResult HcclCommAddMember(HcclComm comm, uint32_t newRank)
 {
     static const char fn[] = "HcclCommAddMember";
-    hc_comm_t *c = comm;
-    int rc = hc_comm_check(c, fn);
+    hc_comm_t *c;
+    int rc = hc_comm_get(comm, fn, &c);
     if (rc != HCCL_SUCCESS)
         return rc;
     const uint32_t n = c->nranks;
@@ -642,7 +642,7 @@ HcclResult HcclCommJoin(const char *joinInfo, HcclComm *comm)
         hc_log_set_rank((int)hdr->rank);
         HC_INFO(HC_SUB_ELASTIC, "%s: joined %s as rank %u of %u (id %u)", fn, c->name,
                 hdr->rank, hdr->nranks, hdr->id);
-        *comm = c;
+        *comm = c->handle;
     }
     if (ctx) {
         hc_env_free(&cfg);
@@ -692,8 +692,8 @@ uint32_t hc_elastic_failed_count(const hc_comm_t *c)
 HcclResult HcclCommRemoveMember(HcclComm comm, uint32_t failedRank)
 {
     static const char fn[] = "HcclCommRemoveMember";
-    hc_comm_t *c = comm;
-    int rc = hc_comm_check(c, fn);
+    hc_comm_t *c;
+    int rc = hc_comm_get(comm, fn, &c);
     if (rc != HCCL_SUCCESS)
         return rc;
     const uint32_t n = c->nranks;
@@ -849,8 +849,8 @@ HcclResult HcclCommGetFailedRanks(HcclComm comm, uint32_t *ranks, uint32_t maxRa
                                   uint32_t *nFailed)
 {
     static const char fn[] = "HcclCommGetFailedRanks";
-    hc_comm_t *c = comm;
-    int rc = hc_comm_check(c, fn);
+    hc_comm_t *c;
+    int rc = hc_comm_get(comm, fn, &c);
     if (rc != HCCL_SUCCESS)
         return rc;
     if (nFailed == NULL) {

@@ -645,12 +645,12 @@ nomem:
 
 HcclResult HcclAllReduceMulti(const void **inputs, void **outputs, const uint64_t *counts,
                               size_t num_ops, HcclDataType dtype, HcclReduceOp op,
-                              HcclComm comm, void *stream)
+                              HcclComm comm, void *handle)
 {
     static const char fn[] = "HcclAllReduceMulti";
-    hc_comm_t *c = comm;
+    hc_comm_t *c;
     size_t es;
-    int rc = hc_api_check_comm_type(c, fn, dtype, &es);
+    int rc = hc_api_check_comm_type(comm, fn, dtype, &es, &c);
     if (rc != HCCL_SUCCESS)
         return rc;
     rc = hc_reduce_check(dtype, op);
@@ -659,7 +659,8 @@ HcclResult HcclAllReduceMulti(const void **inputs, void **outputs, const uint64_
                  rc == HCCL_E_PARA ? "unknown op" : "not supported");
         return rc;
     }
-    rc = hc_stream_check(stream, fn);
+    void *stream;
+    rc = hc_stream_get(handle, fn, &stream);
     if (rc != HCCL_SUCCESS)
         return rc;
     if (num_ops == 0)

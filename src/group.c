@@ -18,6 +18,7 @@
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <hccl/hccl.h>
@@ -41,6 +42,15 @@ typedef struct {
 } gstate_t;
 
 static __thread gstate_t g;
+/* g.items is heap memory: a thread that used a group frees it when it
+ * exits through this key (its value is g.items, kept current by push). */
+static pthread_key_t g_items_key;
+static pthread_once_t g_items_once = PTHREAD_ONCE_INIT;
+
+static void items_key_make(void)
+{
+    (void)pthread_key_create(&g_items_key, free);
+}
 /* Threads of the process inside a group. Every collective asks whether
  * its thread is in one; while none is, the answer needs no thread-local
  * access, which in a shared library is a call into the dynamic linker
@@ -62,9 +72,12 @@ static gitem_t *push(void *stream)
         g.mixed = 1;
     if (g.n == g.cap) {
         uint32_t ncap = g.cap ? g.cap * 2 : 16;
+        pthread_once(&g_items_once, items_key_make);
         gitem_t *ni = realloc(g.items, ncap * sizeof(*ni));
         if (ni == NULL)
             return NULL;
+        /* fails only without memory for the key: the array then outlives the thread */
+        (void)pthread_setspecific(g_items_key, ni);
         g.items = ni;
         g.cap = ncap;
     }
@@ -126,11 +139,11 @@ HcclResult HcclGroupEnd(void)
 }
 
 static int p2p(const char *fn, int is_send, void *buf, uint64_t count, HcclDataType dt,
-               uint32_t peer, HcclComm comm, void *stream)
+               uint32_t peer, HcclComm comm, HcclStream handle)
 {
-    hc_comm_t *c = comm;
+    hc_comm_t *c;
     size_t es;
-    int rc = hc_api_check_comm_type(c, fn, dt, &es);
+    int rc = hc_api_check_comm_type(comm, fn, dt, &es, &c);
     if (rc != HCCL_SUCCESS)
         return rc;
     if (peer >= c->nranks) {
@@ -149,7 +162,8 @@ static int p2p(const char *fn, int is_send, void *buf, uint64_t count, HcclDataT
         HC_INFO(HC_SUB_COLL, "%s: comm %s rank %u %s rank %u count %llu type %s", fn, c->name,
                 c->rank, is_send ? "to" : "from", peer, (unsigned long long)count,
                 hc_dtype_name(dt));
-    rc = hc_stream_check(stream, fn);
+    void *stream;
+    rc = hc_stream_get(handle, fn, &stream);
     if (rc != HCCL_SUCCESS)
         return rc;
     if (count == 0)

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/statvfs.h>
 #include <sys/uio.h>
 #include <unistd.h>
 #include <hccl/hccl.h>
@@ -38,6 +39,27 @@ typedef struct hc_shm_ctx {
     uint64_t epoch_hw;  /* highest epoch any released communicator used here
                          * (ctx->lock): a reused slot's flags are below it */
 } hc_shm_ctx_t;
+
+int hc_shm_space_check(const char *dir, uint64_t size)
+{
+    struct statvfs vfs;
+    if (statvfs(dir, &vfs) != 0) {
+        HC_INFO(HC_SUB_INIT | HC_SUB_TRANSPORT, "statvfs(%s): %s: shared staging space not "
+                "checked", dir, strerror(errno));
+        return HCCL_SUCCESS;
+    }
+    const uint64_t mb = 1 << 20;
+    const uint64_t avail = (uint64_t)vfs.f_bavail * vfs.f_frsize;
+    if (size <= avail)
+        return HCCL_SUCCESS;
+    HC_ERROR(HC_SUB_INIT | HC_SUB_TRANSPORT, "HCCL_BUFFSIZE: the shared staging segment of "
+             "%llu MB (%llu B) does not fit in %s: %llu MB free of %llu MB; every process "
+             "of a host maps one such segment: lower HCCL_BUFFSIZE or enlarge %s",
+             (unsigned long long)(size / mb), (unsigned long long)size, dir,
+             (unsigned long long)(avail / mb),
+             (unsigned long long)((uint64_t)vfs.f_blocks * vfs.f_frsize / mb), dir);
+    return HCCL_E_MEMORY;
+}
 
 void hc_shm_ctx_init(hc_context_t *ctx)
 {

@@ -64,6 +64,15 @@ typedef struct hc_shm_comm {
     int cma;                   /* every rank can read every other's memory */
 } hc_shm_comm_t;
 
+/* Where the segment may live: UCX maps it System V where it can (no file,
+ * pages taken as touched), else as a POSIX file in /dev/shm that it fills
+ * whole first (a kill meanwhile leaves the file behind). */
+#define HC_SHM_DIR "/dev/shm"
+/* Before the context maps anything: a segment of `size` bytes fits in the
+ * free space of `dir` (HC_SHM_DIR): HCCL_SUCCESS, else HCCL_E_MEMORY with
+ * the sizes logged (a process cannot know how many others of its host
+ * will map theirs, so each checks its own against what is free now). */
+int hc_shm_space_check(const char *dir, uint64_t size);
 /* Map this process's segment and describe it in ctx->self (ctx->lock not
  * held; never fatal: without it there is no fast path). */
 void hc_shm_ctx_init(hc_context_t *ctx);

@@ -233,8 +233,8 @@ static int make_child(hc_comm_t *parent, const hc_config_t *cfg, const uint32_t 
 HcclResult HcclCommSplit(HcclComm comm, int color, int key, HcclComm *newComm)
 {
     static const char fn[] = "HcclCommSplit";
-    hc_comm_t *c = comm;
-    int rc = hc_comm_check(c, fn);
+    hc_comm_t *c;
+    int rc = hc_comm_get(comm, fn, &c);
     if (rc != HCCL_SUCCESS)
         return rc;
     if (c->aborted) {
@@ -307,7 +307,7 @@ HcclResult HcclCommSplit(HcclComm comm, int color, int key, HcclComm *newComm)
     if (rc == HCCL_SUCCESS) {
         HC_INFO(HC_SUB_ELASTIC, "%s: %s rank %u -> %s rank %u of %u (color %d key %d, id %u)",
                 fn, c->name, c->rank, child->name, me, nm, color, key, id);
-        *newComm = child;
+        *newComm = child->handle;
     }
 out:
     if (all != all_s) {
@@ -406,8 +406,8 @@ HcclResult HcclCommCreateGroup(HcclComm *newComm, HcclComm parent, uint32_t nRan
                                const uint32_t *parentRankIds)
 {
     static const char fn[] = "HcclCommCreateGroup";
-    hc_comm_t *p = parent;
-    int rc = hc_comm_check(p, fn);
+    hc_comm_t *p;
+    int rc = hc_comm_get(parent, fn, &p);
     if (rc != HCCL_SUCCESS)
         return rc;
     if (newComm == NULL) {
@@ -428,7 +428,7 @@ HcclResult HcclCommCreateGroup(HcclComm *newComm, HcclComm parent, uint32_t nRan
     hc_comm_t *child;
     rc = create_group(fn, HC_CTRL_GROUP, p, nRanks, parentRankIds, me, 0, NULL, name, &child);
     if (rc == HCCL_SUCCESS)
-        *newComm = child;
+        *newComm = child->handle;
     return (HcclResult)rc;
 }
 
@@ -441,8 +441,8 @@ HcclResult HcclCreateSubCommConfig(HcclComm *comm, uint32_t rankNum, uint32_t *r
         HC_ERROR(HC_SUB_ELASTIC, "%s: comm (pointer to the parent handle) is NULL", fn);
         return HCCL_E_PTR;
     }
-    hc_comm_t *p = *comm;
-    int rc = hc_comm_check(p, fn);
+    hc_comm_t *p;
+    int rc = hc_comm_get(*comm, fn, &p);
     if (rc != HCCL_SUCCESS)
         return rc;
     if (subComm == NULL) {
@@ -481,7 +481,7 @@ HcclResult HcclCreateSubCommConfig(HcclComm *comm, uint32_t rankNum, uint32_t *r
     if (cfg)
         hc_env_free(cfg);
     if (rc == HCCL_SUCCESS)
-        *subComm = child;
+        *subComm = child->handle;
     return (HcclResult)rc;
 }
 

@@ -59,6 +59,7 @@
 #include "config.h"
 #endif
 #include "stream.h"
+#include "handle.h"
 
 #include <errno.h>
 #include <sched.h>
@@ -104,10 +105,8 @@
  * checked at least this often (ms). */
 #define HC_SLEEP_MAX_MS 100
 
-#define HC_STREAM_MAGIC 0x7374726du /* "strm" */
-
 typedef struct hc_stream {
-    uint32_t magic;
+    void *handle;             /* what HcclStreamCreate gave out (src/handle.h) */
     uint32_t id;              /* trace id: 1, 2, ... */
     int prio;
     void *cuda;               /* cudaStream_t (HcclStreamCreateFromCuda) */
@@ -172,14 +171,20 @@ static int stream_new(HcclStream *stream, int prio, void *cuda, const char *fn)
         HC_ERROR(HC_SUB_STREAM, "%s: out of memory", fn);
         return HCCL_E_MEMORY;
     }
-    s->magic = HC_STREAM_MAGIC;
+    s->handle = hc_handle_new(HC_HANDLE_STREAM, s);
+    if (s->handle == NULL) {
+        HC_ERROR(HC_SUB_STREAM, "%s: no handle for the stream (out of memory, or 2^24 "
+                 "communicators and streams live)", fn);
+        free(s);
+        return HCCL_E_MEMORY;
+    }
     s->prio = prio;
     s->cuda = cuda;
     pthread_mutex_lock(&g_lock);
     s->id = g_next_stream_id++;
     pthread_mutex_unlock(&g_lock);
     HC_INFO(HC_SUB_STREAM, "%s: stream %u, priority %d", fn, s->id, prio);
-    *stream = s;
+    *stream = s->handle;
     return HCCL_SUCCESS;
 }
 
@@ -206,14 +211,15 @@ HcclResult HcclStreamCreateFromCuda(HcclStream *stream, void *cudaStream)
 #endif
 }
 
-HC_HOT int hc_stream_check(void *stream, const char *fn)
+HC_HOT int hc_stream_get(HcclStream handle, const char *fn, void **out)
 {
-    if (stream == NULL)
+    *out = NULL;
+    if (handle == NULL)
         return HCCL_SUCCESS;
-    const hc_stream_t *s = stream;
-    if (s->magic != HC_STREAM_MAGIC) {
-        HC_ERROR(HC_SUB_STREAM, "%s: stream %p is not a live HcclStream (use HcclStreamCreate)",
-                 fn, stream);
+    *out = hc_handle_get(handle, HC_HANDLE_STREAM);
+    if (*out == NULL) {
+        HC_ERROR(HC_SUB_STREAM, "%s: stream %p is not a live HcclStream (destroyed, or not "
+                 "from HcclStreamCreate)", fn, handle);
         return HCCL_E_PARA;
     }
     return HCCL_SUCCESS;
@@ -355,13 +361,15 @@ HcclResult HcclStreamSynchronize(HcclStream stream)
         HC_ERROR(HC_SUB_STREAM, "HcclStreamSynchronize: stream is NULL");
         return HCCL_E_PTR;
     }
-    int rc = hc_stream_check(stream, "HcclStreamSynchronize");
+    void *p;
+    int rc = hc_stream_get(stream, "HcclStreamSynchronize", &p);
     if (rc != HCCL_SUCCESS)
         return (HcclResult)rc;
-    rc = stream_sync(stream);
+    hc_stream_t *s = p;
+    rc = stream_sync(s);
     if (rc != HCCL_SUCCESS)
         HC_INFO(HC_SUB_STREAM, "HcclStreamSynchronize: stream %u: an operation failed: %s",
-                ((hc_stream_t *)stream)->id, HcclGetErrorString(rc));
+                s->id, HcclGetErrorString(rc));
     return (HcclResult)rc;
 }
 
@@ -371,10 +379,11 @@ HcclResult HcclStreamQuery(HcclStream stream)
         HC_ERROR(HC_SUB_STREAM, "HcclStreamQuery: stream is NULL");
         return HCCL_E_PTR;
     }
-    int rc = hc_stream_check(stream, "HcclStreamQuery");
+    void *p;
+    int rc = hc_stream_get(stream, "HcclStreamQuery", &p);
     if (rc != HCCL_SUCCESS)
         return (HcclResult)rc;
-    hc_stream_t *s = stream;
+    hc_stream_t *s = p;
     for (int pass = 0; pass < 2; pass++) {
         pthread_mutex_lock(&g_lock);
         int done = s->n_retired >= s->n_enq;
@@ -398,13 +407,14 @@ HcclResult HcclStreamDestroy(HcclStream stream)
         HC_ERROR(HC_SUB_STREAM, "HcclStreamDestroy: stream is NULL");
         return HCCL_E_PTR;
     }
-    int rc = hc_stream_check(stream, "HcclStreamDestroy");
+    void *p;
+    int rc = hc_stream_get(stream, "HcclStreamDestroy", &p);
     if (rc != HCCL_SUCCESS)
         return (HcclResult)rc;
-    hc_stream_t *s = stream;
+    hc_stream_t *s = p;
     rc = stream_sync(s); /* its operations finish first; their error is not lost */
     pthread_mutex_lock(&g_lock);
-    s->magic = 0;
+    hc_handle_retire(s->handle);
     pthread_mutex_unlock(&g_lock);
     HC_INFO(HC_SUB_STREAM, "HcclStreamDestroy: stream %u (%llu operations)", s->id,
             (unsigned long long)s->n_enq);
@@ -1084,7 +1094,7 @@ static int stream_submit(hc_task_t *t)
         return HCCL_E_MEMORY;
     }
     pthread_mutex_lock(&g_lock);
-    if (s->magic != HC_STREAM_MAGIC) {
+    if (hc_handle_get(s->handle, HC_HANDLE_STREAM) != s) { /* destroyed meanwhile */
         pthread_mutex_unlock(&g_lock);
         HC_ERROR(HC_SUB_STREAM, "%s: the stream was destroyed", t->what);
         t->vt->destroy(t);

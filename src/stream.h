@@ -152,8 +152,11 @@ int hc_task_run(hc_task_t *t);
  * owns the task). On error the task is destroyed. */
 int hc_task_dispatch(hc_task_t *t);
 
-/* Validate a stream argument (NULL is valid: blocking). Logs `fn`. */
-int hc_stream_check(void *stream, const char *fn);
+/* The stream of an HcclStream handle (src/handle.h) in *out: NULL for
+ * NULL (blocking); HCCL_E_PARA, logged with `fn`, for a destroyed handle
+ * or one that is not a stream. Every entry point that takes a stream
+ * starts here; internal code passes the *out pointer on. */
+int hc_stream_get(HcclStream handle, const char *fn, void **out);
 /* The trace id of a stream (0 for NULL). */
 uint32_t hc_stream_id(void *stream);
 /* May task t take `bytes` more of staging memory now? Blocking tasks and

@@ -252,8 +252,8 @@ static void changed(hc_comm_t *c)
 HcclResult HcclCommRegister(HcclComm comm, void *buff, size_t size, void **handle)
 {
     static const char fn[] = "HcclCommRegister";
-    hc_comm_t *c = (hc_comm_t *)comm;
-    int rc = hc_comm_check(c, fn);
+    hc_comm_t *c;
+    int rc = hc_comm_get(comm, fn, &c);
     if (rc != HCCL_SUCCESS)
         return (HcclResult)rc;
     if (handle == NULL) {
@@ -342,8 +342,8 @@ HcclResult HcclCommRegister(HcclComm comm, void *buff, size_t size, void **handl
 HcclResult HcclCommDeregister(HcclComm comm, void *handle)
 {
     static const char fn[] = "HcclCommDeregister";
-    hc_comm_t *c = (hc_comm_t *)comm;
-    int rc = hc_comm_check(c, fn);
+    hc_comm_t *c;
+    int rc = hc_comm_get(comm, fn, &c);
     if (rc != HCCL_SUCCESS)
         return (HcclResult)rc;
     hc_comm_lock(c);

@@ -34,17 +34,28 @@
  *    not from HcclMemAlloc on any rank -> HCCL_E_PARA on every rank;
  *    HcclCommDeregister of NULL -> HCCL_E_PTR, of an unknown or already
  *    dropped handle -> HCCL_E_PARA.
+ *  - A destroyed communicator or stream, used after a new one was created
+ *    in its place (the memory a pointer handle would reuse), and a stream
+ *    handle given as a communicator -> HCCL_E_PARA; the new object's
+ *    handle differs from the destroyed one's and the new object is
+ *    untouched.
+ *  - Threads that ran a group and exited leave no heap memory behind
+ *    (glibc's mallinfo2 before and after 200 of them).
  *
  * Usage: test_errors                   the checks above
- *        test_errors --expect-init-fail  HcclCommInitMpi must fail with
- *                                        HCCL_E_PARA on every rank (run with
- *                                        a bad HCCL_* value in the environment)
+ *        test_errors --expect-init-fail [CODE]
+ *                                        HcclCommInitMpi must fail with
+ *                                        HCCL_E_PARA (or HcclResult CODE) on
+ *                                        every rank (run with a bad HCCL_*
+ *                                        value in the environment)
  * Prints "test_errors: N checks, M failures" on rank 0; exit 1 on failure.
  */
 #include <hccl/hccl.h>
 #include <hccl/hccl_mpi.h>
 
 #include <inttypes.h>
+#include <malloc.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -188,6 +199,123 @@ static void null_buffers(void)
     EXPECT(HCCL_E_PTR, HcclSend(NULL, CNT, T, right, c, NULL));
     EXPECT(HCCL_E_PTR, HcclRecv(NULL, CNT, T, right, c, NULL));
     EXPECT(HCCL_E_PTR, HcclAllReduceMulti(NULL, (void **)&r, (const uint64_t[]){CNT}, 1, T, O, c, NULL));
+}
+
+/* Handles of destroyed objects: refused, never taken for the object that
+ * replaced them (src/handle.h). Collective (the splits). */
+static void stale_handles(void)
+{
+    void *s = g_sbuf, *r = g_rbuf;
+    const HcclDataType T = HCCL_DATA_TYPE_INT32;
+    const HcclReduceOp O = HCCL_REDUCE_SUM;
+    HcclComm old = NULL, cur = NULL;
+    uint32_t u = 77;
+    g_checks++;
+    if (HcclCommSplit(g_comm, 0, g_rank, &old) != HCCL_SUCCESS ||
+        HcclCommDestroy(old) != HCCL_SUCCESS ||
+        HcclCommSplit(g_comm, 0, g_n - 1 - g_rank, &cur) != HCCL_SUCCESS) {
+        failf("stale_handles: split/destroy/split failed");
+        return;
+    }
+    g_checks++;
+    if (cur == old)
+        failf("a new communicator got the handle of a destroyed one (%p)", cur);
+    EXPECT(HCCL_E_PARA, HcclGetRankSize(old, &u));
+    EXPECT(HCCL_E_PARA, HcclGetRankId(old, &u));
+    EXPECT(HCCL_E_PARA, HcclAllReduce(s, r, CNT, T, O, old, NULL));
+    EXPECT(HCCL_E_PARA, HcclBroadcast(s, CNT, T, 0, old, NULL));
+    EXPECT(HCCL_E_PARA, HcclSend(s, CNT, T, 0, old, NULL));
+    EXPECT(HCCL_E_PARA, HcclBarrier(old, NULL));
+    EXPECT(HCCL_E_PARA, HcclCommAbort(old));
+    EXPECT(HCCL_E_PARA, HcclCommDestroy(old));
+    g_checks++;
+    if (u != 77)
+        failf("HcclGetRankSize/Id of a destroyed communicator wrote the output (%u)", u);
+    /* the new communicator was neither aborted nor destroyed: its rank is
+     * the one its split asked for, and it still reduces */
+    int32_t in = g_rank + 1, out = 0;
+    g_checks++;
+    if (HcclGetRankId(cur, &u) != HCCL_SUCCESS || u != (uint32_t)(g_n - 1 - g_rank))
+        failf("the communicator created after a destroyed one: HcclGetRankId gave %u, "
+              "expected %d", u, g_n - 1 - g_rank);
+    g_checks++;
+    if (HcclAllReduce(&in, &out, 1, T, O, cur, NULL) != HCCL_SUCCESS ||
+        out != g_n * (g_n + 1) / 2)
+        failf("the communicator created after a destroyed one no longer reduces (%d)", out);
+    g_checks++;
+    if (HcclCommDestroy(cur) != HCCL_SUCCESS)
+        failf("HcclCommDestroy of the new communicator failed");
+
+    HcclStream st_old = NULL, st_cur = NULL;
+    g_checks++;
+    if (HcclStreamCreate(&st_old) != HCCL_SUCCESS || HcclStreamDestroy(st_old) != HCCL_SUCCESS ||
+        HcclStreamCreate(&st_cur) != HCCL_SUCCESS) {
+        failf("stale_handles: stream create/destroy/create failed");
+        return;
+    }
+    g_checks++;
+    if (st_cur == st_old)
+        failf("a new stream got the handle of a destroyed one (%p)", st_cur);
+    EXPECT(HCCL_E_PARA, HcclStreamQuery(st_old));
+    EXPECT(HCCL_E_PARA, HcclStreamSynchronize(st_old));
+    EXPECT(HCCL_E_PARA, HcclAllReduce(s, r, CNT, T, O, g_comm, st_old));
+    EXPECT(HCCL_E_PARA, HcclSend(s, CNT, T, 0, g_comm, st_old));
+    EXPECT(HCCL_E_PARA, HcclStreamDestroy(st_old));
+    /* a live handle of the wrong kind */
+    EXPECT(HCCL_E_PARA, HcclGetRankSize((HcclComm)st_cur, &u));
+    EXPECT(HCCL_E_PARA, HcclAllReduce(s, r, CNT, T, O, (HcclComm)st_cur, NULL));
+    EXPECT(HCCL_E_PARA, HcclStreamQuery((HcclStream)g_comm));
+    g_checks++;
+    if (HcclStreamQuery(st_cur) != HCCL_SUCCESS || HcclStreamDestroy(st_cur) != HCCL_SUCCESS)
+        failf("the stream created after a destroyed one is not usable");
+}
+
+/* A thread that used a group leaves nothing behind when it exits: threads
+ * one after the other each run a group (a Send and a Recv to this rank),
+ * and the heap in use may not grow with their number. The group state's
+ * item array alone is several KB; the bound allows 256 B per thread. */
+#define LEAK_THREADS 200
+static void *group_thread(void *arg)
+{
+    HcclResult *res = arg;
+    int32_t in = g_rank, out = -1;
+    HcclGroupStart();
+    HcclResult a = HcclSend(&in, 1, HCCL_DATA_TYPE_INT32, (uint32_t)g_rank, g_comm, NULL);
+    HcclResult b = HcclRecv(&out, 1, HCCL_DATA_TYPE_INT32, (uint32_t)g_rank, g_comm, NULL);
+    HcclResult c = HcclGroupEnd();
+    *res = a != HCCL_SUCCESS ? a : b != HCCL_SUCCESS ? b : c != HCCL_SUCCESS ? c :
+           out != g_rank ? HCCL_E_INTERNAL : HCCL_SUCCESS;
+    return NULL;
+}
+
+static size_t group_threads(int n)
+{
+    for (int i = 0; i < n; i++) {
+        pthread_t t;
+        HcclResult res = HCCL_E_RESERVED;
+        g_checks++;
+        if (pthread_create(&t, NULL, group_thread, &res) != 0) {
+            failf("pthread_create failed");
+            return 0;
+        }
+        pthread_join(t, NULL);
+        if (res != HCCL_SUCCESS) {
+            failf("a group of Send/Recv to self in a new thread returned %d (%s)", (int)res,
+                  rs(res));
+            return 0;
+        }
+    }
+    return mallinfo2().uordblks;
+}
+
+static void thread_leak(void)
+{
+    const size_t before = group_threads(10); /* warm-up: arenas, pools */
+    const size_t after = group_threads(LEAK_THREADS);
+    g_checks++;
+    if (before && after > before + LEAK_THREADS * 256)
+        failf("%d threads that ran a group left %zu B of heap in use behind", LEAK_THREADS,
+              after - before);
 }
 
 static void null_comm(void)
@@ -526,15 +654,16 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
     MPI_Comm_size(MPI_COMM_WORLD, &g_n);
     int expect_init_fail = argc > 1 && !strcmp(argv[1], "--expect-init-fail");
+    const HcclResult init_exp = argc > 2 ? (HcclResult)atoi(argv[2]) : HCCL_E_PARA;
 
     HcclComm sentinel = (HcclComm)(uintptr_t)0x1234;
     g_comm = sentinel;
     HcclResult r = HcclCommInitMpi(MPI_COMM_WORLD, &g_comm);
     if (expect_init_fail) {
         g_checks++;
-        if (r != HCCL_E_PARA)
-            failf("HcclCommInitMpi with a bad HCCL_* value returned %d (%s), expected "
-                  "HCCL_E_PARA", (int)r, rs(r));
+        if (r != init_exp)
+            failf("HcclCommInitMpi with a bad HCCL_* value returned %d (%s), expected %d (%s)",
+                  (int)r, rs(r), (int)init_exp, rs(init_exp));
         g_checks++;
         if (r != HCCL_SUCCESS && g_comm != sentinel && g_comm != NULL)
             failf("failed HcclCommInitMpi wrote a non-NULL communicator");
@@ -569,6 +698,8 @@ int main(int argc, char **argv)
     error_strings();
     null_buffers();
     null_comm();
+    stale_handles();
+    thread_leak();
     bad_types_ops();
     not_supported();
     bad_ranks();
