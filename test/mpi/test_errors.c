@@ -452,12 +452,12 @@ static void registration(void)
             failf("HcclMemAlloc(&p, 0) left p = %p, expected NULL", p);
         res[2] = HcclMemFree(NULL);
         res[3] = HcclMemFree(g_sbuf);
-        res[4] = HcclCommRegister(NULL, g_sbuf, 64, &h);
-        res[5] = HcclCommRegister(c, NULL, 64, &h);
-        res[6] = HcclCommRegister(c, g_sbuf, 0, &h);
-        res[7] = HcclCommRegister(c, g_sbuf, 64, NULL);
+        res[4] = HcclCommRegister(NULL, g_sbuf, 64, &h, 0);
+        res[5] = HcclCommRegister(c, NULL, 64, &h, 0);
+        res[6] = HcclCommRegister(c, g_sbuf, 0, &h, 0);
+        res[7] = HcclCommRegister(c, g_sbuf, 64, NULL, 0);
         HcclGroupStart();
-        res[8] = HcclCommRegister(c, g_sbuf, 64, &h);
+        res[8] = HcclCommRegister(c, g_sbuf, 64, &h, 0);
         HcclGroupEnd();
         static const HcclResult exp[9] = {HCCL_E_PTR, HCCL_E_PARA, HCCL_SUCCESS,
                                           HCCL_E_PARA, HCCL_E_PTR, HCCL_E_PTR,
@@ -467,17 +467,17 @@ static void registration(void)
     comm_usable("rank-0-only registration refusals");
     /* collective: malloc'd memory on every rank, then on rank 0 only */
     h = junk;
-    EXPECT(HCCL_E_PARA, HcclCommRegister(c, g_sbuf, 64, &h));
+    EXPECT(HCCL_E_PARA, HcclCommRegister(c, g_sbuf, 64, &h, 0));
     g_checks++;
     if (h != NULL)
         failf("a refused HcclCommRegister left handle %p, expected NULL", h);
     expect("HcclMemAlloc(&p, 4096)", HcclMemAlloc(&p, 4096), HCCL_SUCCESS);
     if (p == NULL)
         return;
-    EXPECT(HCCL_E_PARA, HcclCommRegister(c, g_rank == 0 ? (void *)g_sbuf : p, 64, &h));
+    EXPECT(HCCL_E_PARA, HcclCommRegister(c, g_rank == 0 ? (void *)g_sbuf : p, 64, &h, 0));
     /* a refused registration leaves the memory free to go */
-    EXPECT(HCCL_E_PARA, HcclCommRegister(c, p, 8192, &h)); /* past its end */
-    EXPECT(HCCL_SUCCESS, HcclCommRegister(c, (char *)p + 64, 1024, &h));
+    EXPECT(HCCL_E_PARA, HcclCommRegister(c, p, 8192, &h, 0)); /* past its end */
+    EXPECT(HCCL_SUCCESS, HcclCommRegister(c, (char *)p + 64, 1024, &h, 0));
     EXPECT(HCCL_E_PARA, HcclMemFree(p));
     EXPECT(HCCL_E_PARA, HcclCommDeregister(c, junk));
     EXPECT(HCCL_E_PTR, HcclCommDeregister(c, NULL));
