@@ -75,7 +75,7 @@ int main(int argc, char **argv)
     float *grad;
     void *handle;
     CHECK(HcclMemAlloc((void **)&grad, n * sizeof(float)));
-    CHECK(HcclCommRegister(comm, grad, n * sizeof(float), &handle));
+    CHECK(HcclCommRegister(comm, grad, n * sizeof(float), &handle, 0));
     double t_reg = run(comm, grad, n, iters, rank, size, &bad_reg);
     CHECK(HcclCommDeregister(comm, handle));
     CHECK(HcclMemFree(grad));

@@ -30,6 +30,10 @@ HC_HOT int hc_api_check_comm_type(HcclComm comm, const char *fn, HcclDataType dt
         HC_ERROR(HC_SUB_COLL, "%s: communicator %s was aborted (HcclCommAbort)", fn, c->name);
         return HCCL_E_SUSPENDING;
     }
+    if (c->suspended) {
+        HC_ERROR(HC_SUB_COLL, "%s: communicator %s is suspended (HcclCommSuspend)", fn, c->name);
+        return HCCL_E_SUSPENDING;
+    }
     *esize = hc_dtype_size(dt);
     if (*esize == 0) {
         HC_ERROR(HC_SUB_COLL, "%s: dataType %d is not a known HcclDataType", fn, (int)dt);
@@ -418,4 +422,181 @@ HC_HOT HcclResult HcclBarrier(HcclComm comm, void *stream)
     hc_op_t o;
     hc_op_init(&o, fn, HC_COLL_BARRIER, 0, HCCL_DATA_TYPE_INT8, 1, HCCL_REDUCE_SUM, NULL, NULL);
     return dispatch(c, &o, stream);
+}
+
+/* ---- HCCL's variable-size calls, built on the calls above -------------- */
+
+/* The count arrays of the calls below are built here and live only during
+ * the call: a group would keep pointers to them until HcclGroupEnd. */
+static int refuse_in_group(const char *fn)
+{
+    if (!hc_group_active())
+        return HCCL_SUCCESS;
+    HC_ERROR(HC_SUB_COLL, "%s: not supported between HcclGroupStart and HcclGroupEnd", fn);
+    return HCCL_E_NOT_SUPPORT;
+}
+
+/* AlltoAllV over arrays of 4 * n elements that the caller fills (counts,
+ * displacements: send, then receive) and this frees. */
+static int alltoallv_owned(uint64_t *v, uint32_t n, const void *sendBuf, const void *recvBuf,
+                           HcclDataType dt, hc_comm_t *c, void *stream)
+{
+    int rc = HcclAlltoAllV(sendBuf, v, v + n, dt, recvBuf, v + 2 * n, v + 3 * n, dt, c, stream);
+    free(v);
+    return rc;
+}
+
+static uint64_t *count_arrays(const char *fn, uint32_t n)
+{
+    uint64_t *v = calloc(4 * (size_t)n, sizeof(uint64_t));
+    if (v == NULL)
+        HC_ERROR(HC_SUB_COLL, "%s: out of memory for %u ranks' counts", fn, n);
+    return v;
+}
+
+HcclResult HcclAllGatherV(void *sendBuf, uint64_t sendCount, void *recvBuf,
+                          const void *recvCounts, const void *recvDispls, HcclDataType dataType,
+                          HcclComm comm, aclrtStream stream)
+{
+    static const char fn[] = "HcclAllGatherV";
+    hc_comm_t *c;
+    size_t es;
+    CHECK(hc_api_check_comm_type(comm, fn, dataType, &es, &c));
+    CHECK(hc_api_check_ptr(fn, "recvCounts", recvCounts, 1));
+    CHECK(hc_api_check_ptr(fn, "recvDispls", recvDispls, 1));
+    CHECK(refuse_in_group(fn));
+    const uint64_t *rc_ = recvCounts, *rd = recvDispls;
+    if (rc_[c->rank] != sendCount) {
+        HC_ERROR(HC_SUB_COLL, "%s: sendCount %llu != recvCounts[%u] %llu (this rank's block)",
+                 fn, (unsigned long long)sendCount, c->rank,
+                 (unsigned long long)rc_[c->rank]);
+        return HCCL_E_PARA;
+    }
+    uint64_t *v = count_arrays(fn, c->nranks);
+    if (v == NULL)
+        return HCCL_E_MEMORY;
+    uint32_t n = c->nranks;
+    for (uint32_t i = 0; i < n; i++) {
+        v[i] = sendCount; /* the same block to every rank, from offset 0 */
+        v[2 * n + i] = rc_[i];
+        v[3 * n + i] = rd[i];
+    }
+    return (HcclResult)alltoallv_owned(v, n, sendBuf, recvBuf, dataType, c, stream);
+}
+
+HcclResult HcclAlltoAllVC(const void *sendBuf, const void *sendCountMatrix, HcclDataType sendType,
+                          const void *recvBuf, HcclDataType recvType, HcclComm comm,
+                          aclrtStream stream)
+{
+    static const char fn[] = "HcclAlltoAllVC";
+    hc_comm_t *c;
+    size_t es, es2;
+    CHECK(hc_api_check_comm_type(comm, fn, sendType, &es, &c));
+    CHECK(hc_api_check_comm_type(comm, fn, recvType, &es2, &c));
+    CHECK(check_same_type(fn, sendType, recvType));
+    CHECK(hc_api_check_ptr(fn, "sendCountMatrix", sendCountMatrix, 1));
+    CHECK(refuse_in_group(fn));
+    const uint64_t *m = sendCountMatrix; /* m[i * n + j]: rank i sends to rank j */
+    uint32_t n = c->nranks, me = c->rank;
+    uint64_t *v = count_arrays(fn, n);
+    if (v == NULL)
+        return HCCL_E_MEMORY;
+    uint64_t so = 0, ro = 0;
+    int rc = HCCL_SUCCESS;
+    for (uint32_t j = 0; j < n && rc == HCCL_SUCCESS; j++) {
+        v[j] = m[(size_t)me * n + j];
+        v[n + j] = so;
+        v[2 * n + j] = m[(size_t)j * n + me];
+        v[3 * n + j] = ro;
+        if (__builtin_add_overflow(so, v[j], &so) || __builtin_add_overflow(ro, v[2 * n + j], &ro)) {
+            HC_ERROR(HC_SUB_COLL, "%s: sendCountMatrix sums overflow", fn);
+            rc = HCCL_E_PARA;
+        }
+    }
+    if (rc != HCCL_SUCCESS) {
+        free(v);
+        return (HcclResult)rc;
+    }
+    return (HcclResult)alltoallv_owned(v, n, sendBuf, recvBuf, sendType, c, stream);
+}
+
+HcclResult HcclReduceScatterV(void *sendBuf, const void *sendCounts, const void *sendDispls,
+                              void *recvBuf, uint64_t recvCount, HcclDataType dataType,
+                              HcclReduceOp op, HcclComm comm, aclrtStream stream)
+{
+    static const char fn[] = "HcclReduceScatterV";
+    hc_comm_t *c;
+    size_t es;
+    CHECK(hc_api_check_comm_type(comm, fn, dataType, &es, &c));
+    CHECK(check_op(fn, dataType, op));
+    CHECK(hc_api_check_ptr(fn, "sendCounts", sendCounts, 1));
+    CHECK(hc_api_check_ptr(fn, "sendDispls", sendDispls, 1));
+    CHECK(refuse_in_group(fn));
+    const uint64_t *sc = sendCounts, *sd = sendDispls;
+    if (sc[c->rank] != recvCount) {
+        HC_ERROR(HC_SUB_COLL, "%s: recvCount %llu != sendCounts[%u] %llu (this rank's block)",
+                 fn, (unsigned long long)recvCount, c->rank, (unsigned long long)sc[c->rank]);
+        return HCCL_E_PARA;
+    }
+    uint64_t any = 0;
+    for (uint32_t i = 0; i < c->nranks; i++) {
+        CHECK(check_size(fn, sc[i], es, 1));
+        CHECK(check_size(fn, sd[i], es, 1));
+        any |= sc[i];
+    }
+    CHECK(hc_api_check_ptr(fn, "sendBuf", sendBuf, any));
+    CHECK(hc_api_check_ptr(fn, "recvBuf", recvBuf, recvCount));
+    /* block i reduced onto rank i: one Reduce per rank, in rank order on
+     * every rank (the same stream keeps them in that order) */
+    for (uint32_t i = 0; i < c->nranks; i++) {
+        char *blk = (char *)sendBuf + sd[i] * es;
+        CHECK(HcclReduce(blk, i == c->rank ? recvBuf : NULL, sc[i], dataType, op, i, c,
+                         stream));
+    }
+    return HCCL_SUCCESS;
+}
+
+HcclResult HcclBatchSendRecv(HcclSendRecvItem *sendRecvInfo, uint32_t itemNum, HcclComm comm,
+                             aclrtStream stream)
+{
+    static const char fn[] = "HcclBatchSendRecv";
+    hc_comm_t *c;
+    size_t es;
+    CHECK(hc_api_check_comm_type(comm, fn, HCCL_DATA_TYPE_INT8, &es, &c));
+    CHECK(hc_api_check_ptr(fn, "sendRecvInfo", sendRecvInfo, itemNum));
+    for (uint32_t i = 0; i < itemNum; i++) {
+        const HcclSendRecvItem *it = &sendRecvInfo[i];
+        if (it->sendRecvType != HCCL_SEND && it->sendRecvType != HCCL_RECV) {
+            HC_ERROR(HC_SUB_COLL, "%s: sendRecvInfo[%u].sendRecvType %d is neither HCCL_SEND "
+                     "nor HCCL_RECV", fn, i, (int)it->sendRecvType);
+            return HCCL_E_PARA;
+        }
+        if (hc_dtype_size(it->dataType) == 0) {
+            HC_ERROR(HC_SUB_COLL, "%s: sendRecvInfo[%u].dataType %d is not a known HcclDataType",
+                     fn, i, (int)it->dataType);
+            return HCCL_E_PARA;
+        }
+        if (it->remoteRank >= c->nranks) {
+            HC_ERROR(HC_SUB_COLL, "%s: sendRecvInfo[%u].remoteRank %u is out of range "
+                     "(communicator %s has %u ranks)", fn, i, it->remoteRank, c->name,
+                     c->nranks);
+            return HCCL_E_PARA;
+        }
+        if (it->buf == NULL && it->count > 0) {
+            HC_ERROR(HC_SUB_COLL, "%s: sendRecvInfo[%u].buf is NULL with count %llu", fn, i,
+                     (unsigned long long)it->count);
+            return HCCL_E_PTR;
+        }
+    }
+    /* all checked: one group, so that no order of the items can deadlock */
+    HcclGroupStart();
+    int rc = HCCL_SUCCESS;
+    for (uint32_t i = 0; i < itemNum && rc == HCCL_SUCCESS; i++) {
+        const HcclSendRecvItem *it = &sendRecvInfo[i];
+        rc = it->sendRecvType == HCCL_SEND
+                 ? HcclSend(it->buf, it->count, it->dataType, it->remoteRank, c, stream)
+                 : HcclRecv(it->buf, it->count, it->dataType, it->remoteRank, c, stream);
+    }
+    int end = HcclGroupEnd();
+    return (HcclResult)(rc != HCCL_SUCCESS ? rc : end);
 }

@@ -61,8 +61,10 @@ int hc_bootstrap_finish(hc_context_t *ctx, hc_config_t *cfg, uint32_t rank, uint
     hc_comm_t *c = NULL;
     if (rc == HCCL_SUCCESS) {
         uint32_t id = hc_comm_agree_id(ctx, cards, nranks);
-        rc = hc_comm_create(ctx, cfg, rank, nranks, cards, id,
-                            config ? config->hcclCommName : NULL, &c);
+        HcclCommConfig u; /* checked by hc_bootstrap_prepare: read for the name */
+        rc = hc_config_read(config, &u);
+        if (rc == HCCL_SUCCESS)
+            rc = hc_comm_create(ctx, cfg, rank, nranks, cards, id, u.hcclCommName, &c);
     }
     if (ctx)
         hc_env_free(cfg);

@@ -1,5 +1,5 @@
 /*
- * src/bootstrap_cluster.c - HcclCommInitClusterInfo: a communicator from
+ * src/bootstrap_cluster.c - HcclCommInitClusterInfo(Config): a communicator from
  * HCCL's rank table (the JSON file; topo/ranktable.c reads it, format in
  * docs/TOPOLOGY.md), without MPI.
  *
@@ -30,7 +30,8 @@
 
 #define HC_CLUSTER_PORT 60000 /* HCCL's first host-NIC port */
 
-HcclResult HcclCommInitClusterInfo(const char *clusterInfo, uint32_t rank, HcclComm *comm)
+HcclResult HcclCommInitClusterInfoConfig(const char *clusterInfo, uint32_t rank,
+                                         HcclCommConfig *config, HcclComm *comm)
 {
     if (clusterInfo == NULL || comm == NULL) {
         HC_ERROR(HC_SUB_INIT, "HcclCommInitClusterInfo: %s is NULL",
@@ -95,7 +96,7 @@ HcclResult HcclCommInitClusterInfo(const char *clusterInfo, uint32_t rank, HcclC
     }
     hc_context_t *ctx;
     hc_config_t cfg;
-    hc_bootstrap_prepare(NULL, rank, &ctx, &cfg, mine);
+    hc_bootstrap_prepare(config, rank, &ctx, &cfg, mine);
     rc = HCCL_SUCCESS;
     if (rank == 0) {
         uint32_t bound;
@@ -113,7 +114,7 @@ HcclResult HcclCommInitClusterInfo(const char *clusterInfo, uint32_t rank, HcclC
         /* the model reads the same table, unless HCCL_TOPO_FILE overrides */
         if (ctx && cfg.topo_file[0] == '\0')
             snprintf(cfg.topo_file, sizeof(cfg.topo_file), "%s", clusterInfo);
-        rc = hc_bootstrap_finish(ctx, &cfg, rank, nranks, cards, NULL, comm);
+        rc = hc_bootstrap_finish(ctx, &cfg, rank, nranks, cards, config, comm);
     } else if (ctx) {
         hc_env_free(&cfg);
         hc_ctx_release(ctx);
@@ -121,4 +122,9 @@ HcclResult HcclCommInitClusterInfo(const char *clusterInfo, uint32_t rank, HcclC
     free(cards);
     free(mine);
     return rc;
+}
+
+HcclResult HcclCommInitClusterInfo(const char *clusterInfo, uint32_t rank, HcclComm *comm)
+{
+    return HcclCommInitClusterInfoConfig(clusterInfo, rank, NULL, comm);
 }

@@ -57,39 +57,6 @@ HC_HOT int hc_comm_get(HcclComm comm, const char *fn, hc_comm_t **out)
     return HCCL_SUCCESS;
 }
 
-int hc_comm_config(const hc_config_t *env, const HcclCommConfig *config, hc_config_t *out)
-{
-    int rc = hc_env_copy(out, env);
-    if (rc != HCCL_SUCCESS)
-        return rc;
-    if (config == NULL)
-        return HCCL_SUCCESS;
-    if (config->hcclBufferSize != HCCL_COMM_CONFIG_UNSET) {
-        if (config->hcclBufferSize == 0) {
-            HC_ERROR(HC_SUB_INIT, "HcclCommConfig.hcclBufferSize = 0: must be at least 1 (MB)");
-            return HCCL_E_PARA;
-        }
-        out->buffsize = (uint64_t)config->hcclBufferSize << 20;
-    }
-    if (config->hcclDeterministic != HCCL_COMM_CONFIG_UNSET) {
-        if (config->hcclDeterministic > 1) {
-            HC_ERROR(HC_SUB_INIT, "HcclCommConfig.hcclDeterministic = %u: must be 0 or 1",
-                     config->hcclDeterministic);
-            return HCCL_E_PARA;
-        }
-        out->deterministic = (int)config->hcclDeterministic;
-    }
-    if (config->hcclExecTimeOut >= 0)
-        out->exec_timeout = config->hcclExecTimeOut;
-    if (memchr(config->hcclAlgo, '\0', sizeof(config->hcclAlgo)) == NULL) {
-        HC_ERROR(HC_SUB_INIT, "HcclCommConfig.hcclAlgo is not NUL-terminated");
-        return HCCL_E_PARA;
-    }
-    if (config->hcclAlgo[0])
-        snprintf(out->algo, sizeof(out->algo), "%s", config->hcclAlgo);
-    return HCCL_SUCCESS;
-}
-
 void hc_comm_fill_card(hc_context_t *ctx, const hc_config_t *cfg, uint32_t rank,
                        hc_card_t *card)
 {
@@ -385,6 +352,7 @@ static int comm_finish(hc_comm_t *c, uint32_t rank, uint32_t nranks, const uint3
     }
     HC_INFO(HC_SUB_INIT, "communicator %s: rank %u of %u, id %u%s", c->name, rank, nranks, id,
             with_topo ? "" : " (topology at its first operation)");
+    hc_comm_registry_add(c); /* HcclCommGetStatus finds it by name */
     return HCCL_SUCCESS;
 }
 
@@ -549,6 +517,7 @@ void hc_comm_destroy(hc_comm_t *c)
         return;
     hc_handle_retire(c->handle); /* before the memory goes: a stale handle stays refused */
     hc_stream_comm_fini(c); /* its stream operations finish first */
+    hc_comm_registry_remove(c);
     if (c->id_claimed)
         hc_ctx_release_id(c->ctx, c->id);
     hc_elastic_free(c);

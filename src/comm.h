@@ -64,6 +64,7 @@ typedef struct hc_comm {
     uint64_t use_clock;
     volatile int async_error; /* first asynchronous error */
     volatile int aborted;
+    volatile int suspended;   /* HcclCommSuspend until HcclCommResume */
     double wait_limit_s;      /* > 0: a shorter deadline than HCCL_EXEC_TIMEOUT */
     double wait_scale;        /* > 1: HCCL_EXEC_TIMEOUT times this (HcclCommRemoveMember) */
     uint32_t remove_known;    /* > 0: HcclCommRemoveMember agrees over the members not
@@ -148,8 +149,19 @@ uint32_t hc_comm_note_id(hc_context_t *ctx, uint32_t max_proposal);
 int hc_ctx_claim_id(hc_context_t *ctx, uint32_t id);
 void hc_ctx_release_id(hc_context_t *ctx, uint32_t id);
 
-/* Merge the environment with an HcclCommConfig (config wins). */
+/* Merge the environment with an HcclCommConfig (config wins; checked by
+ * hc_config_read). src/commconfig.c. */
 int hc_comm_config(const hc_config_t *env, const HcclCommConfig *config, hc_config_t *out);
+/* Check an HcclCommConfig from the caller and copy it into *out, HCCL's
+ * current layout: its header (size, magic word, version) must be right; a
+ * shorter (older) configuration is read up to its size, the later fields
+ * left NOT_SET; every field must be in the range of its environment
+ * variable. HCCL_E_PARA with a log line naming the field otherwise.
+ * config NULL: *out is HcclCommConfigInit's. src/commconfig.c. */
+int hc_config_read(const HcclCommConfig *config, HcclCommConfig *out);
+/* The live communicators of the process, by name (HcclCommGetStatus). */
+void hc_comm_registry_add(hc_comm_t *c);
+void hc_comm_registry_remove(hc_comm_t *c);
 
 /* One operation, described for the runner. */
 typedef struct hc_op {

@@ -110,15 +110,13 @@ int hc_parse_size(const char *s, uint64_t *out);
  * applied. Returns HCCL_SUCCESS or HCCL_E_PARA (the error was logged). */
 int hc_env_global(const hc_config_t **cfg);
 
-/* HcclCommConfig.reserved[] as HcclCommConfigInit (src/errors.c) fills it,
- * HCCL's layout: a config without this magic was not initialised. */
+/* HcclCommConfig.reserved[] as HcclCommConfigInit (hccl_comm.h) fills it,
+ * HCCL's layout: a config without the magic word was not initialised. */
 typedef struct hc_comm_config_info {
-    uint64_t size;    /* sizeof(HcclCommConfig) */
-    uint32_t magic;   /* HC_COMM_CONFIG_MAGIC */
-    uint32_t version; /* HC_COMM_CONFIG_VERSION */
+    uint64_t size;    /* sizeof(HcclCommConfig) of the caller's header */
+    uint32_t magic;   /* HCCL_COMM_CONFIG_MAGIC_WORD */
+    uint32_t version; /* HCCL_COMM_CONFIG_VERSION of the caller's header */
     uint64_t reserved;
 } hc_comm_config_info_t;
-#define HC_COMM_CONFIG_MAGIC 0xf0f0f0f0u
-#define HC_COMM_CONFIG_VERSION 1u
 
 #endif /* HC_ENV_H_ */

@@ -1,12 +1,9 @@
 /*
- * src/errors.c - HcclGetErrorString and HcclCommConfigInit (public API).
+ * src/errors.c - HcclGetErrorString (public API).
  */
 #include <stdint.h>
-#include <string.h>
 
 #include <hccl/hccl.h>
-
-#include "env.h"
 
 /* Indexed by HcclResult; a missing entry is caught by check_env. */
 static const char *const error_strings[HCCL_E_RESERVED] = {
@@ -43,26 +40,4 @@ const char *HcclGetErrorString(HcclResult code)
     if ((unsigned)code >= (unsigned)HCCL_E_RESERVED || error_strings[code] == NULL)
         return "unknown error code";
     return error_strings[code];
-}
-
-void HcclCommConfigInit(HcclCommConfig *config)
-{
-    if (config == NULL)
-        return;
-    memset(config, 0, sizeof(*config)); /* strings empty */
-    hc_comm_config_info_t info = {
-        .size = sizeof(HcclCommConfig),
-        .magic = HC_COMM_CONFIG_MAGIC,
-        .version = HC_COMM_CONFIG_VERSION,
-    };
-    _Static_assert(sizeof(info) <= sizeof(config->reserved), "reserved[] too small");
-    memcpy(config->reserved, &info, sizeof(info));
-    config->hcclBufferSize = HCCL_COMM_CONFIG_UNSET;
-    config->hcclDeterministic = HCCL_COMM_CONFIG_UNSET;
-    config->hcclOpExpansionMode = HCCL_COMM_CONFIG_UNSET;
-    config->hcclRdmaTrafficClass = HCCL_COMM_CONFIG_UNSET;
-    config->hcclRdmaServiceLevel = HCCL_COMM_CONFIG_UNSET;
-    config->hcclWorldRankID = HCCL_COMM_CONFIG_UNSET;
-    config->hcclJobID = HCCL_COMM_CONFIG_UNSET;
-    config->hcclExecTimeOut = -1;
 }

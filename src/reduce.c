@@ -81,6 +81,7 @@ HC_HOT size_t hc_dtype_size(HcclDataType t)
     switch (t) {
     case HCCL_DATA_TYPE_INT8: case HCCL_DATA_TYPE_UINT8:
     case HCCL_DATA_TYPE_FP8E4M3: case HCCL_DATA_TYPE_FP8E5M2:
+    case HCCL_DATA_TYPE_HIF8: case HCCL_DATA_TYPE_FP8E8M0:
         return 1;
     case HCCL_DATA_TYPE_INT16: case HCCL_DATA_TYPE_UINT16:
     case HCCL_DATA_TYPE_FP16: case HCCL_DATA_TYPE_BFP16:
@@ -114,6 +115,8 @@ const char *hc_dtype_name(HcclDataType t)
     case HCCL_DATA_TYPE_INT128: return "int128";
     case HCCL_DATA_TYPE_FP8E4M3: return "fp8e4m3";
     case HCCL_DATA_TYPE_FP8E5M2: return "fp8e5m2";
+    case HCCL_DATA_TYPE_HIF8: return "hif8";
+    case HCCL_DATA_TYPE_FP8E8M0: return "fp8e8m0";
     default: return "unknown";
     }
 }
@@ -140,7 +143,8 @@ HC_HOT int hc_reduce_check(HcclDataType t, HcclReduceOp op)
 {
     if (hc_dtype_size(t) == 0 || (unsigned)op >= HC_NOPS)
         return HCCL_E_PARA;
-    if (t == HCCL_DATA_TYPE_FP8E4M3 || t == HCCL_DATA_TYPE_FP8E5M2)
+    if (t == HCCL_DATA_TYPE_FP8E4M3 || t == HCCL_DATA_TYPE_FP8E5M2 ||
+        t == HCCL_DATA_TYPE_HIF8 || t == HCCL_DATA_TYPE_FP8E8M0)
         return HCCL_E_NOT_SUPPORT;
     if (t == HCCL_DATA_TYPE_INT128 && op == HCCL_REDUCE_PROD)
         return HCCL_E_NOT_SUPPORT;

@@ -463,6 +463,10 @@ HcclResult HcclCreateSubCommConfig(HcclComm *comm, uint32_t rankNum, uint32_t *r
         return HCCL_E_PARA;
     }
     hc_config_t merged, *cfg = NULL;
+    HcclCommConfig u;
+    rc = hc_config_read(config, &u);
+    if (rc != HCCL_SUCCESS)
+        return rc;
     if (config != NULL) {
         rc = hc_comm_config(p->cfg, config, &merged);
         if (rc != HCCL_SUCCESS)
@@ -470,9 +474,8 @@ HcclResult HcclCreateSubCommConfig(HcclComm *comm, uint32_t rankNum, uint32_t *r
         cfg = &merged;
     }
     char name[COMM_NAME_MAX_LENGTH];
-    if (config && config->hcclCommName[0] &&
-        memchr(config->hcclCommName, '\0', sizeof(config->hcclCommName)))
-        snprintf(name, sizeof(name), "%s", config->hcclCommName);
+    if (u.hcclCommName[0])
+        snprintf(name, sizeof(name), "%s", u.hcclCommName);
     else
         snprintf(name, sizeof(name), "%.100s.sub%llu", p->name, (unsigned long long)subCommId);
     hc_comm_t *child;

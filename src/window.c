@@ -249,8 +249,10 @@ static void changed(hc_comm_t *c)
     c->memo.ent = NULL;
 }
 
-HcclResult HcclCommRegister(HcclComm comm, void *buff, size_t size, void **handle)
+HcclResult HcclCommRegister(HcclComm comm, void *addr, uint64_t size, void **handle,
+                            uint32_t flag)
 {
+    void *buff = addr;
     static const char fn[] = "HcclCommRegister";
     hc_comm_t *c;
     int rc = hc_comm_get(comm, fn, &c);
@@ -262,11 +264,16 @@ HcclResult HcclCommRegister(HcclComm comm, void *buff, size_t size, void **handl
     }
     *handle = NULL;
     if (buff == NULL) {
-        HC_ERROR(HC_SUB_INIT, "%s: buff is NULL", fn);
+        HC_ERROR(HC_SUB_INIT, "%s: addr is NULL", fn);
         return HCCL_E_PTR;
     }
-    if (size == 0) {
-        HC_ERROR(HC_SUB_INIT, "%s: size is 0", fn);
+    if (size == 0 || size > SIZE_MAX / 2) {
+        HC_ERROR(HC_SUB_INIT, "%s: size %llu: must be 1 to the size of an allocation", fn,
+                 (unsigned long long)size);
+        return HCCL_E_PARA;
+    }
+    if (flag != 0) {
+        HC_ERROR(HC_SUB_INIT, "%s: flag %u: HCCL reserves it, and it must be 0", fn, flag);
         return HCCL_E_PARA;
     }
     if (hc_group_active()) {
@@ -291,8 +298,8 @@ HcclResult HcclCommRegister(HcclComm comm, void *buff, size_t size, void **handl
     }
     pthread_mutex_unlock(&lock);
     if (!mine.ok)
-        HC_ERROR(HC_SUB_INIT, "%s: buff %p (%zu B) is not inside memory from HcclMemAlloc", fn,
-                 buff, size);
+        HC_ERROR(HC_SUB_INIT, "%s: addr %p (%llu B) is not inside memory from HcclMemAlloc",
+                 fn, buff, (unsigned long long)size);
     hc_op_t o;
     hc_op_init(&o, fn, HC_COLL_ALLGATHER, sizeof(mine), HCCL_DATA_TYPE_UINT8, 1,
                HCCL_REDUCE_SUM, &mine, all);
@@ -300,7 +307,7 @@ HcclResult HcclCommRegister(HcclComm comm, void *buff, size_t size, void **handl
     for (uint32_t q = 0; rc == HCCL_SUCCESS && q < n; q++)
         if (!all[q].ok) {
             if (q != c->rank)
-                HC_ERROR(HC_SUB_INIT, "%s: rank %u's buff is not inside memory from "
+                HC_ERROR(HC_SUB_INIT, "%s: rank %u's addr is not inside memory from "
                          "HcclMemAlloc: nothing registered", fn, q);
             rc = HCCL_E_PARA;
         }

@@ -1455,8 +1455,8 @@ int main(int argc, char **argv)
     HC(HcclCommInitMpi(MPI_COMM_WORLD, &c->comm));
     void *hs = NULL, *hr = NULL;
     if (c->reg) {
-        HC(HcclCommRegister(c->comm, sb, c->buf_bytes, &hs));
-        HC(HcclCommRegister(c->comm, rb, c->buf_bytes, &hr));
+        HC(HcclCommRegister(c->comm, sb, c->buf_bytes, &hs, 0));
+        HC(HcclCommRegister(c->comm, rb, c->buf_bytes, &hr, 0));
     }
 
     if (c->rank == 0)

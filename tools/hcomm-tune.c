@@ -260,8 +260,8 @@ int main(int argc, char **argv)
                 HcclMemAlloc(&rb, big + 64) != HCCL_SUCCESS)
                 MPI_Abort(MPI_COMM_WORLD, 3);
             for (int k = 0; k < nc; k++)
-                if (HcclCommRegister(comm[k], sb, big + 64, &hs[k]) != HCCL_SUCCESS ||
-                    HcclCommRegister(comm[k], rb, big + 64, &hr[k]) != HCCL_SUCCESS)
+                if (HcclCommRegister(comm[k], sb, big + 64, &hs[k], 0) != HCCL_SUCCESS ||
+                    HcclCommRegister(comm[k], rb, big + 64, &hr[k], 0) != HCCL_SUCCESS)
                     MPI_Abort(MPI_COMM_WORLD, 3);
         } else if (thp) {
             const int e1 = hc_alloc_huge(&sb, big + 64);

@@ -4,54 +4,30 @@
  *
  * Signatures, names and enum values follow Huawei HCCL's public headers so
  * that code written for HCCL ports by recompiling. Calls marked
- * "extension" have no HCCL equivalent. The calls that take an MPI_Comm are
- * in hccl_mpi.h.
+ * "extension" have no HCCL equivalent. Communicator management is in
+ * hccl_comm.h (included here), as in HCCL; the calls that take an MPI_Comm
+ * are in hccl_mpi.h. docs/API.md has one table of every call and type.
+ *
+ * Threads. Calls on different communicators may run at the same time from
+ * different threads (each blocking call progresses them all). Calls that
+ * communicate on one communicator (collectives, Send/Recv, split and
+ * membership calls, HcclCommRegister/Deregister) must not overlap: the
+ * caller serialises them, and every rank issues them in the same order. A
+ * group (HcclGroupStart/End) belongs to the thread that opened it. The
+ * queries HcclGetRankSize, HcclGetRankId, HcclGetCommName,
+ * HcclGetCommAsyncError, HcclCommGetStatus, HcclCommAbort, HcclCommSuspend
+ * and HcclCommResume may be called from any thread while the communicator
+ * lives; HcclCommDestroy overlaps no other call on its communicator.
  */
 #ifndef HCCL_H_
 #define HCCL_H_
 
 #include <hccl/hccl_types.h>
+#include <hccl/hccl_comm.h>
 
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-/** hcomm version, as major * 10000 + minor * 100 + patch. */
-#define HCOMM_VERSION_CODE 100
-uint32_t HcommGetVersion(void); /**< extension: version of the loaded library */
-
-/* ------------------------------------------------------------------ */
-/* Communicator lifecycle                                              */
-/* ------------------------------------------------------------------ */
-
-/** On the root rank: produce the bootstrap info that every rank passes to
- *  HcclCommInitRootInfo. Opens a TCP listening socket (HCCL_IF_IP,
- *  HCCL_SOCKET_IFNAME, HCCL_IF_BASE_PORT). */
-HcclResult HcclGetRootInfo(HcclRootInfo *rootInfo);
-/** Collective over nRanks processes: build a communicator from root info. */
-HcclResult HcclCommInitRootInfo(uint32_t nRanks, const HcclRootInfo *rootInfo,
-                                uint32_t rank, HcclComm *comm);
-/** As HcclCommInitRootInfo, with a configuration (see HcclCommConfigInit). */
-HcclResult HcclCommInitRootInfoConfig(uint32_t nRanks, const HcclRootInfo *rootInfo,
-                                      uint32_t rank, const HcclCommConfig *config,
-                                      HcclComm *comm);
-/** Build a communicator from an HCCL rank-table JSON file. */
-HcclResult HcclCommInitClusterInfo(const char *clusterInfo, uint32_t rank, HcclComm *comm);
-/** Destroy a communicator (local; waits for its operations to finish). */
-HcclResult HcclCommDestroy(HcclComm comm);
-HcclResult HcclGetRankSize(HcclComm comm, uint32_t *rankSize);
-HcclResult HcclGetRankId(HcclComm comm, uint32_t *rank);
-/** Copy the communicator's name (at most 128 bytes with the NUL). */
-HcclResult HcclGetCommName(HcclComm comm, char *commName);
-/** The first error of an asynchronous (stream) operation, or HCCL_SUCCESS. */
-HcclResult HcclGetCommAsyncError(HcclComm comm, HcclResult *asyncError);
-/** Extension: cancel everything in flight on comm; later calls fail fast
- *  until the communicator is destroyed. */
-HcclResult HcclCommAbort(HcclComm comm);
-/** A static, human-readable description of a result code. */
-const char *HcclGetErrorString(HcclResult code);
-/** Fill a configuration with "unset" values (the environment applies). */
-void HcclCommConfigInit(HcclCommConfig *config);
 
 /* ------------------------------------------------------------------ */
 /* Dynamic communicators (extensions unless marked)                    */
@@ -137,6 +113,27 @@ HcclResult HcclAlltoAllV(const void *sendBuf, const void *sendCounts, const void
                          HcclDataType sendType, const void *recvBuf,
                          const void *recvCounts, const void *rdispls,
                          HcclDataType recvType, HcclComm comm, void *stream);
+/** HCCL: AlltoAllV whose counts come as one n x n matrix of uint64_t
+ *  (row i: what rank i sends to each rank), the same on every rank; blocks
+ *  are packed in rank order on both sides. Not inside a group. */
+HcclResult HcclAlltoAllVC(const void *sendBuf, const void *sendCountMatrix, HcclDataType sendType,
+                          const void *recvBuf, HcclDataType recvType, HcclComm comm,
+                          aclrtStream stream);
+/** HCCL: every rank's sendCount elements to every rank; rank i's block lands
+ *  at recvDispls[i] (uint64_t arrays, elements; recvCounts[me] == sendCount).
+ *  Not inside a group. */
+HcclResult HcclAllGatherV(void *sendBuf, uint64_t sendCount, void *recvBuf,
+                          const void *recvCounts, const void *recvDispls, HcclDataType dataType,
+                          HcclComm comm, aclrtStream stream);
+/** HCCL: block i (sendCounts[i] elements at sendDispls[i]) of every rank
+ *  reduced onto rank i (recvCount == sendCounts[me]); one Reduce per rank.
+ *  Not inside a group. */
+HcclResult HcclReduceScatterV(void *sendBuf, const void *sendCounts, const void *sendDispls,
+                              void *recvBuf, uint64_t recvCount, HcclDataType dataType,
+                              HcclReduceOp op, HcclComm comm, aclrtStream stream);
+/** HCCL: the items' Send and Recv posted together as one group. */
+HcclResult HcclBatchSendRecv(HcclSendRecvItem *sendRecvInfo, uint32_t itemNum, HcclComm comm,
+                             aclrtStream stream);
 HcclResult HcclSend(void *sendBuf, uint64_t count, HcclDataType dataType,
                     uint32_t destRank, HcclComm comm, void *stream);
 HcclResult HcclRecv(void *recvBuf, uint64_t count, HcclDataType dataType,
@@ -147,7 +144,7 @@ HcclResult HcclGroupStart(void);
 HcclResult HcclGroupEnd(void);
 
 /* ------------------------------------------------------------------ */
-/* Registered buffers (extensions)                                     */
+/* Registered buffers                                                  */
 /* ------------------------------------------------------------------ */
 
 /** Extension: allocate size bytes (whole pages, zeroed, pre-faulted) that
@@ -159,16 +156,19 @@ HcclResult HcclMemAlloc(void **ptr, size_t size);
 /** Extension: free memory from HcclMemAlloc (NULL: nothing). Fails with
  *  HCCL_E_PARA while a registration names it. */
 HcclResult HcclMemFree(void *ptr);
-/** Extension, collective over comm (every rank, at the same point of its
- *  calls on comm, none in flight, not inside a group): register
- *  [buff, buff + size), which must lie in memory from HcclMemAlloc on every
- *  rank (else HCCL_E_PARA on all). Ranks on one host then map each other's
- *  range, and collectives whose buffers lie in registered ranges on every
- *  rank copy and fold with loads and stores instead of system calls (at
- *  present: AllReduce on 2 ranks; docs/DESIGN.md "Registered buffers").
- *  Buffers outside the ranges stay correct. */
-HcclResult HcclCommRegister(HcclComm comm, void *buff, size_t size, void **handle);
-/** Extension, collective like HcclCommRegister: drop a registration.
+/** HCCL's signature (flag reserved: 0). Collective over comm in hcomm
+ *  (every rank, at the same point of its calls on comm, none in flight,
+ *  not inside a group): register [addr, addr + size), which must lie in
+ *  memory from HcclMemAlloc on every rank (else HCCL_E_PARA on all). Ranks
+ *  on one host then map each other's range (what HCCL's
+ *  HcclCommExchangeMem does apart), and collectives whose buffers lie in
+ *  registered ranges on every rank copy and fold with loads and stores
+ *  instead of system calls (at present: AllReduce on 2 ranks;
+ *  docs/DESIGN.md "Registered buffers"). Buffers outside the ranges stay
+ *  correct. */
+HcclResult HcclCommRegister(HcclComm comm, void *addr, uint64_t size, void **handle,
+                            uint32_t flag);
+/** Collective like HcclCommRegister: drop a registration.
  *  HcclCommDestroy and membership changes drop all of comm's. */
 HcclResult HcclCommDeregister(HcclComm comm, void *handle);
 

@@ -1334,7 +1334,7 @@ int main(int argc, char **argv)
         check_rc(&c0, "HcclMemAlloc(pool)", r, HCCL_SUCCESS);
         if (r == HCCL_SUCCESS) {
             check_rc(&c0, "HcclCommRegister(world, pool)",
-                     HcclCommRegister(w.h, g_pool, POOL_BYTES, &wreg), HCCL_SUCCESS);
+                     HcclCommRegister(w.h, g_pool, POOL_BYTES, &wreg, 0), HCCL_SUCCESS);
             rc_buf_pool(g_pool, POOL_BYTES);
         }
     }
@@ -1364,9 +1364,9 @@ int main(int argc, char **argv)
     ok &= check_rc(&c0, "HcclCommInitMpiConfig(dup)", r, HCCL_SUCCESS);
     if (r == HCCL_SUCCESS && g_pool) {
         ok &= check_rc(&c0, "HcclCommRegister(dup, pool head)",
-                       HcclCommRegister(d.h, g_pool, POOL_SPLIT, &dreg), HCCL_SUCCESS);
+                       HcclCommRegister(d.h, g_pool, POOL_SPLIT, &dreg, 0), HCCL_SUCCESS);
         ok &= check_rc(&c0, "HcclCommRegister(dup, pool tail)",
-                       HcclCommRegister(d.h, g_pool + POOL_SPLIT, POOL_BYTES - POOL_SPLIT, &dreg2),
+                       HcclCommRegister(d.h, g_pool + POOL_SPLIT, POOL_BYTES - POOL_SPLIT, &dreg2, 0),
                        HCCL_SUCCESS);
     }
     if (r == HCCL_SUCCESS) {

@@ -41,6 +41,14 @@
  *    untouched.
  *  - Threads that ran a group and exited leave no heap memory behind
  *    (glibc's mallinfo2 before and after 200 of them).
+ *  - HcclCommConfig (comm_config): a bad header (magic, size, version) or a
+ *    field outside its environment variable's range -> HCCL_E_PARA from
+ *    init on every rank; HCCL's 32-byte version 1 layout still works.
+ *  - HCCL's calls added for compatibility (hccl_calls): NULL arrays ->
+ *    HCCL_E_PTR; a count that disagrees with this rank's entry, a bad
+ *    type, op or item -> HCCL_E_PARA; AllGatherV inside a group ->
+ *    HCCL_E_NOT_SUPPORT; HIF8/FP8E8M0 with a reduction ->
+ *    HCCL_E_NOT_SUPPORT; HcclCommRegister with flag != 0 -> HCCL_E_PARA.
  *
  * Usage: test_errors                   the checks above
  *        test_errors --expect-init-fail [CODE]
@@ -375,7 +383,7 @@ static void bad_types_ops(void)
 {
     void *s = g_sbuf, *r = g_rbuf;
     HcclComm c = g_comm;
-    static const int bad_types[] = {13, 14, 17, 99, 255, -1};
+    static const int bad_types[] = {13, 18, 99, 255, -1}; /* 14, 17: HIF8, FP8E8M0 */
     static const int bad_ops[] = {5, 99, 255, -1};
     char what[160];
     uint32_t right = (uint32_t)((g_rank + 1) % g_n);
@@ -580,12 +588,12 @@ static void registration(void)
             failf("HcclMemAlloc(&p, 0) left p = %p, expected NULL", p);
         res[2] = HcclMemFree(NULL);
         res[3] = HcclMemFree(g_sbuf);
-        res[4] = HcclCommRegister(NULL, g_sbuf, 64, &h);
-        res[5] = HcclCommRegister(c, NULL, 64, &h);
-        res[6] = HcclCommRegister(c, g_sbuf, 0, &h);
-        res[7] = HcclCommRegister(c, g_sbuf, 64, NULL);
+        res[4] = HcclCommRegister(NULL, g_sbuf, 64, &h, 0);
+        res[5] = HcclCommRegister(c, NULL, 64, &h, 0);
+        res[6] = HcclCommRegister(c, g_sbuf, 0, &h, 0);
+        res[7] = HcclCommRegister(c, g_sbuf, 64, NULL, 0);
         HcclGroupStart();
-        res[8] = HcclCommRegister(c, g_sbuf, 64, &h);
+        res[8] = HcclCommRegister(c, g_sbuf, 64, &h, 0);
         HcclGroupEnd();
         static const HcclResult exp[9] = {HCCL_E_PTR, HCCL_E_PARA, HCCL_SUCCESS,
                                           HCCL_E_PARA, HCCL_E_PTR, HCCL_E_PTR,
@@ -595,17 +603,17 @@ static void registration(void)
     comm_usable("rank-0-only registration refusals");
     /* collective: malloc'd memory on every rank, then on rank 0 only */
     h = junk;
-    EXPECT(HCCL_E_PARA, HcclCommRegister(c, g_sbuf, 64, &h));
+    EXPECT(HCCL_E_PARA, HcclCommRegister(c, g_sbuf, 64, &h, 0));
     g_checks++;
     if (h != NULL)
         failf("a refused HcclCommRegister left handle %p, expected NULL", h);
     expect("HcclMemAlloc(&p, 4096)", HcclMemAlloc(&p, 4096), HCCL_SUCCESS);
     if (p == NULL)
         return;
-    EXPECT(HCCL_E_PARA, HcclCommRegister(c, g_rank == 0 ? (void *)g_sbuf : p, 64, &h));
+    EXPECT(HCCL_E_PARA, HcclCommRegister(c, g_rank == 0 ? (void *)g_sbuf : p, 64, &h, 0));
     /* a refused registration leaves the memory free to go */
-    EXPECT(HCCL_E_PARA, HcclCommRegister(c, p, 8192, &h)); /* past its end */
-    EXPECT(HCCL_SUCCESS, HcclCommRegister(c, (char *)p + 64, 1024, &h));
+    EXPECT(HCCL_E_PARA, HcclCommRegister(c, p, 8192, &h, 0)); /* past its end */
+    EXPECT(HCCL_SUCCESS, HcclCommRegister(c, (char *)p + 64, 1024, &h, 0));
     EXPECT(HCCL_E_PARA, HcclMemFree(p));
     EXPECT(HCCL_E_PARA, HcclCommDeregister(c, junk));
     EXPECT(HCCL_E_PTR, HcclCommDeregister(c, NULL));
@@ -646,6 +654,151 @@ static int finish(void)
     }
     MPI_Finalize();
     return tot[1] ? 1 : 0;
+}
+
+/* HcclCommConfig: a bad header or a field out of its environment
+ * variable's range fails init with HCCL_E_PARA on every rank (every rank
+ * passes the same config); an older, shorter config still works. */
+static void config_init(const char *what, const HcclCommConfig *cfg, HcclResult exp)
+{
+    HcclComm c = NULL;
+    HcclResult r = HcclCommInitMpiConfig(MPI_COMM_WORLD, cfg, &c);
+    g_checks++;
+    if (r != exp)
+        failf("HcclCommInitMpiConfig with %s returned %d (%s), expected %d (%s)", what, (int)r,
+              rs(r), (int)exp, rs(exp));
+    if (r == HCCL_SUCCESS)
+        HcclCommDestroy(c);
+}
+
+static void set_header(HcclCommConfig *cfg, uint64_t size, uint32_t magic, uint32_t version)
+{
+    memcpy(cfg->reserved, &size, sizeof(size));
+    memcpy(cfg->reserved + 8, &magic, sizeof(magic));
+    memcpy(cfg->reserved + 12, &version, sizeof(version));
+}
+
+static void comm_config(void)
+{
+    HcclCommConfig cfg;
+#define BAD_CONFIG(what, stmt) \
+    do { \
+        HcclCommConfigInit(&cfg); \
+        stmt; \
+        config_init(what, &cfg, HCCL_E_PARA); \
+    } while (0)
+    BAD_CONFIG("magic 0", set_header(&cfg, sizeof(cfg), 0, HCCL_COMM_CONFIG_VERSION));
+    BAD_CONFIG("size 8", set_header(&cfg, 8, HCCL_COMM_CONFIG_MAGIC_WORD, 1));
+    BAD_CONFIG("size 1 GB", set_header(&cfg, 1u << 30, HCCL_COMM_CONFIG_MAGIC_WORD, 1));
+    BAD_CONFIG("version 0", set_header(&cfg, sizeof(cfg), HCCL_COMM_CONFIG_MAGIC_WORD, 0));
+    BAD_CONFIG("memset 0", memset(&cfg, 0, sizeof(cfg)));
+    BAD_CONFIG("hcclBufferSize 0", cfg.hcclBufferSize = 0);
+    BAD_CONFIG("hcclBufferSize 65537", cfg.hcclBufferSize = 65537);
+    BAD_CONFIG("hcclBufferSize 0xFFFFFFFE", cfg.hcclBufferSize = 0xFFFFFFFEu);
+    BAD_CONFIG("hcclDeterministic 2", cfg.hcclDeterministic = 2);
+    BAD_CONFIG("hcclExecTimeOut -7", cfg.hcclExecTimeOut = -7);
+    BAD_CONFIG("hcclOpExpansionMode 9", cfg.hcclOpExpansionMode = 9);
+    BAD_CONFIG("hcclRdmaTrafficClass 256", cfg.hcclRdmaTrafficClass = 256);
+    BAD_CONFIG("hcclRdmaServiceLevel 8", cfg.hcclRdmaServiceLevel = 8);
+    BAD_CONFIG("aclGraphZeroCopyEnable 2", cfg.aclGraphZeroCopyEnable = 2);
+    BAD_CONFIG("unterminated hcclCommName", memset(cfg.hcclCommName, 'a', sizeof(cfg.hcclCommName)));
+    BAD_CONFIG("unterminated hcclBufferName",
+               memset(cfg.hcclBufferName, 'a', sizeof(cfg.hcclBufferName)));
+#undef BAD_CONFIG
+    /* HCCL's version 1 layout (32 bytes): the fields after it are not read */
+    HcclCommConfigInit(&cfg);
+    set_header(&cfg, 32, HCCL_COMM_CONFIG_MAGIC_WORD, 1);
+    cfg.hcclBufferSize = 16;
+    cfg.hcclExecTimeOut = -7; /* past the 32 bytes: ignored */
+    config_init("an older 32-byte config", &cfg, HCCL_SUCCESS);
+    /* limits themselves are fine */
+    HcclCommConfigInit(&cfg);
+    cfg.hcclBufferSize = 1;
+    cfg.hcclExecTimeOut = 0;
+    cfg.hcclRdmaServiceLevel = 7;
+    config_init("limits", &cfg, HCCL_SUCCESS);
+    comm_usable("bad configurations");
+}
+
+/* HCCL's calls that hcomm added: bad arguments. */
+static void hccl_calls(void)
+{
+    HcclComm c = g_comm;
+    void *s = g_sbuf, *r = g_rbuf;
+    EXPECT(HCCL_E_PTR, HcclAllGatherV(s, 2, r, NULL, g_displs, HCCL_DATA_TYPE_INT32, c, NULL));
+    EXPECT(HCCL_E_PTR, HcclAllGatherV(s, 2, r, g_counts, NULL, HCCL_DATA_TYPE_INT32, c, NULL));
+    EXPECT(HCCL_E_PARA, HcclAllGatherV(s, 3, r, g_counts, g_displs, HCCL_DATA_TYPE_INT32, c,
+                                       NULL)); /* != recvCounts[rank] */
+    EXPECT(HCCL_E_PARA, HcclAllGatherV(s, 2, r, g_counts, g_displs, (HcclDataType)99, c, NULL));
+    EXPECT(HCCL_E_PTR, HcclAllGatherV(s, 2, r, g_counts, g_displs, HCCL_DATA_TYPE_INT32, NULL,
+                                      NULL));
+    EXPECT(HCCL_E_PTR, HcclReduceScatterV(s, NULL, g_displs, r, 2, HCCL_DATA_TYPE_INT32,
+                                          HCCL_REDUCE_SUM, c, NULL));
+    EXPECT(HCCL_E_PARA, HcclReduceScatterV(s, g_counts, g_displs, r, 3, HCCL_DATA_TYPE_INT32,
+                                           HCCL_REDUCE_SUM, c, NULL));
+    EXPECT(HCCL_E_PARA, HcclReduceScatterV(s, g_counts, g_displs, r, 2, HCCL_DATA_TYPE_INT32,
+                                           (HcclReduceOp)77, c, NULL));
+    EXPECT(HCCL_E_PTR, HcclReduceScatterV(NULL, g_counts, g_displs, r, 2, HCCL_DATA_TYPE_INT32,
+                                          HCCL_REDUCE_SUM, c, NULL));
+    EXPECT(HCCL_E_PTR, HcclAlltoAllVC(s, NULL, HCCL_DATA_TYPE_INT32, r, HCCL_DATA_TYPE_INT32, c,
+                                      NULL));
+    EXPECT(HCCL_E_PARA, HcclAlltoAllVC(s, g_counts, HCCL_DATA_TYPE_INT32, r, HCCL_DATA_TYPE_INT8,
+                                       c, NULL));
+    HcclSendRecvItem it;
+    memset(&it, 0, sizeof(it));
+    it.sendRecvType = HCCL_SEND;
+    it.buf = s;
+    it.count = 1;
+    it.dataType = HCCL_DATA_TYPE_INT32;
+    it.remoteRank = (uint32_t)g_n; /* out of range */
+    EXPECT(HCCL_E_PARA, HcclBatchSendRecv(&it, 1, c, NULL));
+    it.remoteRank = 0;
+    it.sendRecvType = (HcclSendRecvType)5;
+    EXPECT(HCCL_E_PARA, HcclBatchSendRecv(&it, 1, c, NULL));
+    it.sendRecvType = HCCL_SEND;
+    it.dataType = (HcclDataType)99;
+    EXPECT(HCCL_E_PARA, HcclBatchSendRecv(&it, 1, c, NULL));
+    it.dataType = HCCL_DATA_TYPE_INT32;
+    it.buf = NULL;
+    EXPECT(HCCL_E_PTR, HcclBatchSendRecv(&it, 1, c, NULL));
+    EXPECT(HCCL_E_PTR, HcclBatchSendRecv(NULL, 1, c, NULL));
+    EXPECT(HCCL_SUCCESS, HcclBatchSendRecv(NULL, 0, c, NULL));
+    /* inside a group: the V calls are refused, nothing queued */
+    HcclGroupStart();
+    HcclResult g1 = HcclAllGatherV(s, 2, r, g_counts, g_displs, HCCL_DATA_TYPE_INT32, c, NULL);
+    HcclResult g2 = HcclGroupEnd();
+    expect("HcclAllGatherV inside a group", g1, HCCL_E_NOT_SUPPORT);
+    expect("HcclGroupEnd after a refused HcclAllGatherV", g2, HCCL_SUCCESS);
+    /* new data types move but do not reduce */
+    EXPECT(HCCL_E_NOT_SUPPORT, HcclAllReduce(s, r, CNT, HCCL_DATA_TYPE_HIF8, HCCL_REDUCE_SUM, c,
+                                             NULL));
+    EXPECT(HCCL_E_NOT_SUPPORT, HcclAllReduce(s, r, CNT, HCCL_DATA_TYPE_FP8E8M0, HCCL_REDUCE_MAX,
+                                             c, NULL));
+    /* local calls */
+    HcclConfigValue v;
+    v.value = 2;
+    EXPECT(HCCL_E_PARA, HcclSetConfig(HCCL_DETERMINISTIC, v));
+    v.value = 0;
+    EXPECT(HCCL_E_PARA, HcclSetConfig(HCCL_CONFIG_RESERVED, v));
+    EXPECT(HCCL_E_PTR, HcclGetConfig(HCCL_DETERMINISTIC, NULL));
+    EXPECT(HCCL_E_PARA, HcclGetConfig((HcclConfig)7, &v));
+    HcclCommStatus st;
+    EXPECT(HCCL_E_PTR, HcclCommGetStatus(NULL, &st));
+    EXPECT(HCCL_E_PTR, HcclCommGetStatus("x", NULL));
+    EXPECT(HCCL_E_NOT_FOUND, HcclCommGetStatus("no such communicator", &st));
+    EXPECT(HCCL_E_PTR, HcclCommSuspend(NULL));
+    EXPECT(HCCL_E_PTR, HcclCommResume(NULL));
+    int32_t dev[3] = {0, 0, 1};
+    HcclComm cs[3];
+    EXPECT(HCCL_E_PTR, HcclCommInitAll(1, NULL, cs));
+    EXPECT(HCCL_E_PTR, HcclCommInitAll(1, dev, NULL));
+    EXPECT(HCCL_E_PARA, HcclCommInitAll(0, dev, cs));
+    EXPECT(HCCL_E_PARA, HcclCommInitAll(2, dev, cs)); /* duplicate device */
+    dev[0] = -1;
+    EXPECT(HCCL_E_PARA, HcclCommInitAll(1, dev, cs));
+    EXPECT(HCCL_E_PTR, HcclCommInitClusterInfoConfig(NULL, 0, NULL, cs));
+    void *h = NULL;
+    EXPECT(HCCL_E_PARA, HcclCommRegister(c, g_sbuf, 64, &h, 1)); /* flag reserved */
 }
 
 int main(int argc, char **argv)
@@ -707,6 +860,8 @@ int main(int argc, char **argv)
     zero_counts();
     local_only();
     registration();
+    comm_config();
+    hccl_calls();
 
     g_checks++;
     r = HcclCommDestroy(g_comm);

@@ -279,7 +279,7 @@ static unsigned char *g_pool;
 static void pool_register(int ci)
 {
     void *handle;
-    HcclResult r = HcclCommRegister(g_cx[ci].h, g_pool, POOL_BYTES, &handle);
+    HcclResult r = HcclCommRegister(g_cx[ci].h, g_pool, POOL_BYTES, &handle, 0);
     if (r != HCCL_SUCCESS) {
         fprintf(stderr, "test_soak: rank %d: HcclCommRegister(%s): %s\n", g_rank, g_cx[ci].name,
                 HcclGetErrorString(r));

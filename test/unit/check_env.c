@@ -1006,19 +1006,24 @@ START_TEST(test_config_init)
     hc_comm_config_info_t info;
     memcpy(&info, c.reserved, sizeof(info));
     ck_assert_uint_eq(info.size, sizeof(HcclCommConfig));
-    ck_assert_uint_eq(info.magic, HC_COMM_CONFIG_MAGIC);
-    ck_assert_uint_eq(info.version, HC_COMM_CONFIG_VERSION);
-    ck_assert_uint_eq(c.hcclBufferSize, HCCL_COMM_CONFIG_UNSET);
-    ck_assert_uint_eq(c.hcclDeterministic, HCCL_COMM_CONFIG_UNSET);
-    ck_assert_uint_eq(c.hcclOpExpansionMode, HCCL_COMM_CONFIG_UNSET);
-    ck_assert_uint_eq(c.hcclRdmaTrafficClass, HCCL_COMM_CONFIG_UNSET);
-    ck_assert_uint_eq(c.hcclRdmaServiceLevel, HCCL_COMM_CONFIG_UNSET);
-    ck_assert_uint_eq(c.hcclWorldRankID, HCCL_COMM_CONFIG_UNSET);
-    ck_assert_uint_eq(c.hcclJobID, HCCL_COMM_CONFIG_UNSET);
-    ck_assert_int_eq(c.hcclExecTimeOut, -1);
+    ck_assert_uint_eq(info.magic, HCCL_COMM_CONFIG_MAGIC_WORD);
+    ck_assert_uint_eq(info.version, HCCL_COMM_CONFIG_VERSION);
+    ck_assert_uint_eq(c.hcclBufferSize, HCCL_COMM_BUFFSIZE_CONFIG_NOT_SET);
+    ck_assert_uint_eq(c.hcclDeterministic, HCCL_COMM_DETERMINISTIC_CONFIG_NOT_SET);
+    ck_assert_uint_eq(c.hcclOpExpansionMode, HCCL_COMM_DEFAULT_OP_EXPANSION_MODE);
+    ck_assert_uint_eq(c.hcclRdmaTrafficClass, HCCL_COMM_TRAFFIC_CLASS_CONFIG_NOT_SET);
+    ck_assert_uint_eq(c.hcclRdmaServiceLevel, HCCL_COMM_SERVICE_LEVEL_CONFIG_NOT_SET);
+    ck_assert_uint_eq(c.hcclWorldRankID, 0);
+    ck_assert_uint_eq(c.hcclJobID, 0);
+    ck_assert_uint_eq(c.aclGraphZeroCopyEnable, 0);
+    ck_assert_int_eq(c.hcclExecTimeOut, HCCL_COMM_EXECTIMEOUT_CONFIG_NOT_SET);
+    ck_assert_uint_eq(c.hcclQos, HCCL_COMM_QOS_CONFIG_NOT_SET);
     ck_assert_str_eq(c.hcclCommName, "");
     ck_assert_str_eq(c.hcclUdi, "");
     ck_assert_str_eq(c.hcclAlgo, "");
+    ck_assert_str_eq(c.hcclRetryEnable, "");
+    ck_assert_str_eq(c.hcclRetryParams, "");
+    ck_assert_str_eq(c.hcclBufferName, "");
     HcclCommConfigInit(NULL); /* harmless */
 }
 END_TEST

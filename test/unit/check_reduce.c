@@ -371,7 +371,8 @@ START_TEST(test_names)
         {HCCL_DATA_TYPE_FP64, 8, "float64", 1},    {HCCL_DATA_TYPE_BFP16, 2, "bfloat16", 1},
         {HCCL_DATA_TYPE_INT128, 16, "int128", 0},  {HCCL_DATA_TYPE_FP8E4M3, 1, "fp8e4m3", 0},
         {HCCL_DATA_TYPE_FP8E5M2, 1, "fp8e5m2", 0}, {(HcclDataType)13, 0, "unknown", 0},
-        {(HcclDataType)14, 0, "unknown", 0},       {(HcclDataType)17, 0, "unknown", 0},
+        {HCCL_DATA_TYPE_HIF8, 1, "hif8", 0},       {HCCL_DATA_TYPE_FP8E8M0, 1, "fp8e8m0", 0},
+        {(HcclDataType)18, 0, "unknown", 0},
         {HCCL_DATA_TYPE_RESERVED, 0, "unknown", 0},
     };
     for (size_t i = 0; i < NELEM(tab); i++) {
@@ -396,9 +397,10 @@ START_TEST(test_check_codes)
     for (size_t i = 0; i < NELEM(types); i++) {
         for (size_t j = 0; j < NELEM(ops); j++) {
             int t = types[i], op = ops[j], want;
-            if ((t > 12 && t != 15 && t != 16) || op > 4)
+            int fp8 = t >= 14 && t <= 17; /* HIF8, FP8E4M3, FP8E5M2, FP8E8M0: move only */
+            if ((t > 12 && !fp8) || op > 4)
                 want = HCCL_E_PARA;
-            else if (t == 15 || t == 16)
+            else if (fp8)
                 want = HCCL_E_NOT_SUPPORT;
             else
                 want = supported((HcclDataType)t, (HcclReduceOp)op) ? HCCL_SUCCESS
