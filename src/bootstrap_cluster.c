@@ -99,7 +99,7 @@ HcclResult HcclCommInitClusterInfo(const char *clusterInfo, uint32_t rank, HcclC
     rc = HCCL_SUCCESS;
     if (rank == 0) {
         uint32_t bound;
-        rc = hc_tcp_serve_start(family, ip, port, 1, uid, timeout, &bound);
+        rc = hc_tcp_serve_start(family, ip, port, 1, uid, nranks, timeout, &bound);
         if (rc != HCCL_SUCCESS)
             HC_ERROR(HC_SUB_INIT, "HcclCommInitClusterInfo: rank 0 must run on the server of "
                      "rank 0 in %s (%s) and port %u must be free", clusterInfo, ip, port);
