@@ -472,13 +472,20 @@ static void *serve(void *arg)
         conn_close(c);
     }
     if (st) {
+        uint32_t partial = 0;
         for (uint32_t i = 0; i < st->npend; i++) {
             conn_t *c = st->pend[i];
-            if (c->have == HC_RDV_MSG_BYTES) /* a rank that waited: tell it why */
+            if (c->have == HC_RDV_MSG_BYTES) { /* a rank that waited: tell it why */
                 if (send(c->fd, &rep, sizeof(rep), MSG_DONTWAIT | MSG_NOSIGNAL) < 0)
                     HC_WARN(HC_SUB_INIT, "bootstrap: could not tell %s: %m", c->peer);
+            } else {
+                partial++;
+            }
             conn_close(c);
         }
+        if (partial)
+            HC_WARN(HC_SUB_INIT, "bootstrap: closed %u connections that had not sent a whole "
+                    "message when the rendezvous ended", partial);
         if (st->dropped > DROP_LOG_MAX)
             HC_WARN(HC_SUB_INIT, "bootstrap: %llu connections dropped in all",
                     (unsigned long long)st->dropped);

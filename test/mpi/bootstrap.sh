@@ -34,6 +34,8 @@ grep -m 12 "dropped a connection" "$log"
 [ $rc -eq 0 ] || failed="$failed strangers(rc=$rc)"
 grep -q "dropped a connection .*nRanks 4294967295" "$log" ||
     failed="$failed strangers(no log line for the nRanks UINT32_MAX hello)"
+grep -q "closed 30[0-9] connections that had not sent a whole message" "$log" ||
+    failed="$failed strangers(no log line for the idle connections)"
 
 # valgrind's exit status 97 for an error it found in the program
 vg=
