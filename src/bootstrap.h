@@ -27,11 +27,16 @@ int hc_bootstrap_finish(hc_context_t *ctx, hc_config_t *cfg, uint32_t rank, uint
  * rank-table (src/bootstrap_cluster.c) paths. The root starts a thread that
  * listens on ip and the first free port of [base_port, base_port + tries)
  * (base_port 0: any; *port gets the one bound) and serves one rendezvous
- * identified by uid. Every rank, the root's own process included, then
- * joins: sends its card, receives all nranks cards. Waits are bounded by
- * timeout (s). */
+ * identified by uid, of nranks ranks (0: hc_tcp_serve_expect will say;
+ * messages are judged by src/rendezvous.h). Every rank, the root's own
+ * process included, then joins: sends its card, receives all nranks cards.
+ * Waits are bounded by timeout (s). */
 int hc_tcp_serve_start(int family, const char *ip, uint32_t base_port, uint32_t tries,
-                       uint64_t uid, double timeout, uint32_t *port);
+                       uint64_t uid, uint32_t nranks, double timeout, uint32_t *port);
+/* The rank count of the rendezvous uid, if this process serves it (the
+ * root-info path: the root process's own HcclCommInitRootInfo says it;
+ * until then the server judges no rank's message). */
+void hc_tcp_serve_expect(uint64_t uid, uint32_t nranks);
 int hc_tcp_rendezvous(int family, const char *ip, uint32_t port, uint64_t uid, uint32_t nranks,
                       const hc_card_t *mine, hc_card_t *cards, double timeout);
 

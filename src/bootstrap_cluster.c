@@ -67,16 +67,16 @@ HcclResult HcclCommInitClusterInfoConfig(const char *clusterInfo, uint32_t rank,
     const hc_decl_node_t *root = &d.nodes[d.ranks[0].node];
     snprintf(ip, sizeof(ip), "%s", root->addr);
     uint32_t port = d.port ? d.port : env->if_base_port ? env->if_base_port : HC_CLUSTER_PORT;
-    hc_decl_free(&d);
     unsigned char tmp[16];
     int family = inet_pton(AF_INET, ip, tmp) == 1 ? AF_INET
                  : inet_pton(AF_INET6, ip, tmp) == 1 ? AF_INET6 : 0;
-    if (family == 0) {
+    if (family == 0)
         HC_ERROR(HC_SUB_INIT, "HcclCommInitClusterInfo: rank table %s: the server of rank 0 "
                  "('%s') has no IP address (give host_ip, or an IP address as server_id)",
                  clusterInfo, root->name);
+    hc_decl_free(&d); /* root points into d */
+    if (family == 0)
         return HCCL_E_PARA;
-    }
     size_t len = 0;
     char *text = hc_topo_read_file(clusterInfo, &len);
     if (text == NULL) {
@@ -100,7 +100,7 @@ HcclResult HcclCommInitClusterInfoConfig(const char *clusterInfo, uint32_t rank,
     rc = HCCL_SUCCESS;
     if (rank == 0) {
         uint32_t bound;
-        rc = hc_tcp_serve_start(family, ip, port, 1, uid, timeout, &bound);
+        rc = hc_tcp_serve_start(family, ip, port, 1, uid, nranks, timeout, &bound);
         if (rc != HCCL_SUCCESS)
             HC_ERROR(HC_SUB_INIT, "HcclCommInitClusterInfo: rank 0 must run on the server of "
                      "rank 0 in %s (%s) and port %u must be free", clusterInfo, ip, port);

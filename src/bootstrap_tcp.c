@@ -12,6 +12,7 @@
  * hc_tcp_rendezvous in bootstrap.h) also serve HcclCommInitClusterInfo
  * (src/bootstrap_cluster.c), whose root address comes from a rank table.
  */
+#define _GNU_SOURCE /* accept4 */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
@@ -34,36 +35,21 @@
 
 #include "bootstrap.h"
 #include "log.h"
+#include "rendezvous.h"
 
-#define RI_MAGIC 0x68637269u /* "hcri" */
-#define HELLO_MAGIC 0x68636865u
-
-typedef struct {
-    uint32_t magic;
-    uint32_t version;
-    uint64_t uid;      /* identifies this rendezvous */
-    uint32_t family;   /* AF_INET or AF_INET6 */
-    uint32_t port;
-    char ip[64];
-} rootinfo_t;
-
-typedef char rootinfo_fits[sizeof(rootinfo_t) <= HCCL_ROOT_INFO_BYTES ? 1 : -1];
-
-typedef struct {
-    uint32_t magic, nranks, rank, pad;
-    uint64_t uid;
-} hello_t;
-
-typedef struct {
-    int32_t status;
-    uint32_t nranks;
-} reply_t;
+typedef char rootinfo_fits[sizeof(hc_rootinfo_t) <= HCCL_ROOT_INFO_BYTES ? 1 : -1];
 
 static double now_s(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* A poll timeout for `left` seconds (at most a day at a time). */
+static int poll_ms(double left)
+{
+    return left > 86400 ? 86400000 : (int)(left * 1000) + 1;
 }
 
 /* Read or write exactly len bytes before the deadline. */
@@ -75,7 +61,7 @@ static int xfer_all(int fd, void *buf, size_t len, double deadline, int writing)
         if (left <= 0)
             return HCCL_E_TIMEOUT;
         struct pollfd pf = {fd, writing ? POLLOUT : POLLIN, 0};
-        int r = poll(&pf, 1, (int)(left * 1000) + 1);
+        int r = poll(&pf, 1, poll_ms(left));
         if (r < 0 && errno == EINTR)
             continue;
         if (r <= 0)
@@ -195,91 +181,328 @@ static socklen_t make_sockaddr(int family, const char *ip, uint32_t port,
     return sizeof(*s6);
 }
 
-/* ---- the root's server thread ---------------------------------------- */
+/* ---- the root's server thread ----------------------------------------
+ *
+ * One thread polls the listening socket and every connection that has not
+ * yet sent a whole message, so no connection waits for another: a rank's
+ * message is judged (src/rendezvous.c) as soon as its bytes are in and the
+ * rank count is known, and a stranger (silence, a few bytes, a malformed
+ * or foreign hello) is dropped with a log line without delaying anybody.
+ * The rank count comes from the rank table, or from the HcclCommInitRootInfo
+ * call in this process (hc_tcp_serve_expect). All of it ends at the
+ * deadline, HCCL_CONNECT_TIMEOUT after the server started. */
 
-typedef struct {
+/* Connections at once that have not sent a whole message yet; beyond this
+ * the one that has been quiet the longest is dropped. */
+#define PENDING_MAX 1024
+/* Dropped connections logged one by one; later ones are only counted. */
+#define DROP_LOG_MAX 16
+
+typedef struct server {
     int lfd;
     uint64_t uid;
+    uint32_t nranks; /* expected (atomic: hc_tcp_serve_expect sets it); 0 not yet */
     double timeout;
+    struct server *next;
 } server_t;
+
+/* The servers running in this process. */
+static pthread_mutex_t g_servers_lock = PTHREAD_MUTEX_INITIALIZER;
+static server_t *g_servers;
+
+static void servers_link(server_t *sv, int add)
+{
+    pthread_mutex_lock(&g_servers_lock);
+    server_t **pp = &g_servers;
+    while (*pp && *pp != sv)
+        pp = &(*pp)->next;
+    if (add && *pp == NULL) {
+        sv->next = g_servers;
+        g_servers = sv;
+    } else if (!add && *pp) {
+        *pp = sv->next;
+    }
+    pthread_mutex_unlock(&g_servers_lock);
+}
+
+void hc_tcp_serve_expect(uint64_t uid, uint32_t nranks)
+{
+    pthread_mutex_lock(&g_servers_lock);
+    for (server_t *sv = g_servers; sv; sv = sv->next)
+        if (sv->uid == uid)
+            __atomic_store_n(&sv->nranks, nranks, __ATOMIC_RELEASE);
+    pthread_mutex_unlock(&g_servers_lock);
+}
+
+typedef struct {
+    int fd;
+    size_t have;   /* bytes of msg received; all: waits for the rank count */
+    double active; /* when bytes last arrived */
+    char peer[INET6_ADDRSTRLEN + 8];
+    unsigned char msg[HC_RDV_MSG_BYTES];
+} conn_t;
+
+typedef struct {
+    hc_rdv_t rdv;            /* owner[i]: rank i's conn_t */
+    conn_t *pend[PENDING_MAX];
+    uint32_t npend;
+    uint64_t dropped;
+} serve_t;
+
+static void conn_close(conn_t *c)
+{
+    close(c->fd);
+    free(c);
+}
+
+static void drop(serve_t *st, conn_t *c, const char *why)
+{
+    st->dropped++;
+    if (st->dropped <= DROP_LOG_MAX)
+        HC_WARN(HC_SUB_INIT, "bootstrap: dropped a connection from %s: %s%s", c->peer, why,
+                st->dropped == DROP_LOG_MAX ? " (further drops are only counted)" : "");
+    conn_close(c);
+}
+
+/* Drop the pending connection that has been quiet the longest. */
+static void drop_quietest(serve_t *st)
+{
+    uint32_t q = 0;
+    for (uint32_t i = 1; i < st->npend; i++)
+        if (st->pend[i]->active < st->pend[q]->active)
+            q = i;
+    conn_t *c = st->pend[q];
+    st->pend[q] = st->pend[--st->npend];
+    drop(st, c, "quiet the longest of too many connections at once");
+}
+
+static void serve_accept(serve_t *st, int lfd)
+{
+    for (;;) {
+        struct sockaddr_storage ss;
+        socklen_t sl = sizeof(ss);
+        int fd = accept4(lfd, (struct sockaddr *)&ss, &sl, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        if (fd < 0 && errno == EINTR)
+            continue;
+        if (fd < 0 && (errno == EMFILE || errno == ENFILE) && st->npend > 0) {
+            drop_quietest(st);
+            continue;
+        }
+        if (fd < 0)
+            return; /* EAGAIN: none left; else try at the next poll */
+        if (st->npend == PENDING_MAX)
+            drop_quietest(st);
+        conn_t *c = malloc(sizeof(*c));
+        if (c == NULL) {
+            close(fd);
+            st->dropped++;
+            continue;
+        }
+        c->fd = fd;
+        c->have = 0;
+        c->active = now_s();
+        char a[INET6_ADDRSTRLEN] = "?";
+        uint16_t port = 0;
+        if (ss.ss_family == AF_INET) {
+            inet_ntop(AF_INET, &((struct sockaddr_in *)&ss)->sin_addr, a, sizeof(a));
+            port = ntohs(((struct sockaddr_in *)&ss)->sin_port);
+        } else if (ss.ss_family == AF_INET6) {
+            inet_ntop(AF_INET6, &((struct sockaddr_in6 *)&ss)->sin6_addr, a, sizeof(a));
+            port = ntohs(((struct sockaddr_in6 *)&ss)->sin6_port);
+        }
+        snprintf(c->peer, sizeof(c->peer), "%s:%u", a, port);
+        st->pend[st->npend++] = c;
+    }
+}
+
+/* Judge c's whole message. Returns 1 while c stays pending (HC_RDV_WAIT),
+ * 0 once it is gone (accepted as a rank, refused or dropped); *status gets
+ * a fatal error. */
+static int serve_judge(serve_t *st, conn_t *c, int32_t *status)
+{
+    char why[256];
+    switch (hc_rdv_offer(&st->rdv, c->msg, c->have, c, why, sizeof(why))) {
+    case HC_RDV_OK:
+        return 0; /* st->rdv.owner holds it */
+    case HC_RDV_WAIT:
+        return 1;
+    case HC_RDV_CONFLICT: {
+        HC_ERROR(HC_SUB_INIT, "bootstrap: refused %s: %s", c->peer, why);
+        hc_reply_t r = {HCCL_E_PARA, st->rdv.nranks};
+        if (send(c->fd, &r, sizeof(r), MSG_DONTWAIT | MSG_NOSIGNAL) != (ssize_t)sizeof(r))
+            HC_WARN(HC_SUB_INIT, "bootstrap: could not tell %s why: %m", c->peer);
+        conn_close(c);
+        return 0;
+    }
+    case HC_RDV_NOMEM:
+        HC_ERROR(HC_SUB_INIT, "bootstrap: %s", why);
+        *status = HCCL_E_MEMORY;
+        conn_close(c);
+        return 0;
+    default:
+        drop(st, c, why);
+        return 0;
+    }
+}
+
+/* Take what c sent; then as serve_judge. */
+static int serve_read(serve_t *st, conn_t *c, int32_t *status)
+{
+    ssize_t n = recv(c->fd, c->msg + c->have, sizeof(c->msg) - c->have, 0);
+    char why[256];
+    if (n < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK))
+        return 1;
+    if (n <= 0) {
+        if (n == 0)
+            snprintf(why, sizeof(why), "closed after %zu bytes", c->have);
+        else
+            snprintf(why, sizeof(why), "receive failed after %zu bytes: %s", c->have,
+                     strerror(errno));
+        drop(st, c, why);
+        return 0;
+    }
+    c->have += (size_t)n;
+    c->active = now_s();
+    if (c->have < sizeof(hc_hello_t))
+        return 1;
+    if (c->have < sizeof(c->msg)) {
+        if (hc_rdv_hello(&st->rdv, c->msg, c->have, why, sizeof(why)) == HC_RDV_OK)
+            return 1;
+        drop(st, c, why);
+        return 0;
+    }
+    return serve_judge(st, c, status);
+}
+
+static void log_timeout(const serve_t *st, double timeout)
+{
+    const hc_rdv_t *r = &st->rdv;
+    char missing[160] = "";
+    size_t len = 0;
+    for (uint32_t i = 0; i < r->nranks && r->owner && len < sizeof(missing) - 16; i++)
+        if (r->owner[i] == NULL)
+            len += (size_t)snprintf(missing + len, sizeof(missing) - len, " %u", i);
+    if (len >= sizeof(missing) - 16)
+        snprintf(missing + len, sizeof(missing) - len, " ...");
+    if (r->nranks == 0) {
+        HC_ERROR(HC_SUB_INIT, "bootstrap: the process that made the root info did not call "
+                 "HcclCommInitRootInfo within HCCL_CONNECT_TIMEOUT (%.0f s), so the number "
+                 "of ranks is unknown; %u connections waited, %llu were dropped", timeout,
+                 st->npend, (unsigned long long)st->dropped);
+        return;
+    }
+    HC_ERROR(HC_SUB_INIT, "bootstrap: %u of %u ranks arrived within HCCL_CONNECT_TIMEOUT "
+             "(%.0f s); missing ranks:%s; %llu other connections dropped, %u incomplete",
+             r->got, r->nranks, timeout, missing, (unsigned long long)st->dropped, st->npend);
+}
 
 static void *serve(void *arg)
 {
     server_t *sv = arg;
-    double deadline = now_s() + sv->timeout;
-    uint32_t nranks = 0, got = 0;
-    int *fds = NULL;
-    hc_card_t *cards = NULL;
-    int32_t status = HCCL_SUCCESS;
-    while (status == HCCL_SUCCESS && (nranks == 0 || got < nranks)) {
+    serve_t *st = calloc(1, sizeof(*st));
+    struct pollfd *pf = malloc((PENDING_MAX + 1) * sizeof(*pf));
+    int32_t status = st && pf ? HCCL_SUCCESS : HCCL_E_MEMORY;
+    if (st)
+        hc_rdv_init(&st->rdv, sv->uid);
+    const double deadline = now_s() + sv->timeout;
+    while (status == HCCL_SUCCESS && (st->rdv.nranks == 0 || st->rdv.got < st->rdv.nranks)) {
         double left = deadline - now_s();
         if (left <= 0) {
             status = HCCL_E_TIMEOUT;
-            HC_ERROR(HC_SUB_INIT, "root info rendezvous: %u of %u ranks arrived within "
-                     "HCCL_CONNECT_TIMEOUT (%.0f s)", got, nranks, sv->timeout);
+            log_timeout(st, sv->timeout);
             break;
         }
-        struct pollfd pf = {sv->lfd, POLLIN, 0};
-        if (poll(&pf, 1, (int)(left * 1000) + 1) <= 0)
-            continue;
-        int fd = accept(sv->lfd, NULL, NULL);
-        if (fd < 0)
-            continue;
-        hello_t h;
-        if (xfer_all(fd, &h, sizeof(h), deadline, 0) != HCCL_SUCCESS || h.magic != HELLO_MAGIC ||
-            h.uid != sv->uid) {
-            close(fd); /* a stray connection: ignore it */
-            continue;
-        }
-        if (nranks == 0) {
-            nranks = h.nranks;
-            fds = malloc(nranks * sizeof(int));
-            cards = calloc(nranks, sizeof(hc_card_t));
-            if (!fds || !cards) {
+        uint32_t expect = __atomic_load_n(&sv->nranks, __ATOMIC_ACQUIRE);
+        int judge = 0;
+        if (st->rdv.nranks == 0 && expect != 0) {
+            int v = hc_rdv_expect(&st->rdv, expect);
+            if (v != HC_RDV_OK) {
+                HC_ERROR(HC_SUB_INIT, "bootstrap: no memory for %u ranks", expect);
                 status = HCCL_E_MEMORY;
-                close(fd);
                 break;
             }
-            for (uint32_t i = 0; i < nranks; i++)
-                fds[i] = -1;
+            judge = 1; /* the messages that waited for it */
         }
-        if (h.nranks != nranks || h.rank >= nranks || fds[h.rank] >= 0) {
-            HC_ERROR(HC_SUB_INIT, "root info rendezvous: rank %u says nRanks %u, expected %u "
-                     "ranks with distinct ids", h.rank, h.nranks, nranks);
-            status = HCCL_E_PARA;
-            reply_t r = {HCCL_E_PARA, nranks};
-            xfer_all(fd, &r, sizeof(r), deadline, 1);
-            close(fd);
-            break;
-        }
-        if (xfer_all(fd, &cards[h.rank], sizeof(hc_card_t), deadline, 0) != HCCL_SUCCESS) {
-            close(fd);
-            status = HCCL_E_TCP_TRANSFER;
-            break;
-        }
-        fds[h.rank] = fd;
-        got++;
-    }
-    reply_t r = {status, nranks};
-    double wdeadline = now_s() + sv->timeout;
-    for (uint32_t i = 0; i < nranks && fds; i++) {
-        if (fds[i] < 0)
+        /* a whole message waits for the rank count: not polled (fd -1) */
+        pf[0] = (struct pollfd){sv->lfd, POLLIN, 0};
+        for (uint32_t i = 0; i < st->npend; i++)
+            pf[1 + i] = (struct pollfd){
+                st->pend[i]->have == HC_RDV_MSG_BYTES ? -1 : st->pend[i]->fd, POLLIN, 0};
+        /* hc_tcp_serve_expect sets the rank count just before its own rank
+         * connects, and that connection ends this wait */
+        if (!judge && poll(pf, 1 + st->npend, poll_ms(left)) <= 0)
             continue;
-        if (xfer_all(fds[i], &r, sizeof(r), wdeadline, 1) == HCCL_SUCCESS && status == HCCL_SUCCESS)
-            xfer_all(fds[i], cards, (size_t)nranks * sizeof(hc_card_t), wdeadline, 1);
-        close(fds[i]);
+        uint32_t keep = 0, n = st->npend;
+        for (uint32_t i = 0; i < n; i++) {
+            conn_t *c = st->pend[i];
+            int stays = 1;
+            if (judge && c->have == HC_RDV_MSG_BYTES)
+                stays = serve_judge(st, c, &status);
+            else if (!judge && pf[1 + i].revents)
+                stays = serve_read(st, c, &status);
+            if (stays)
+                st->pend[keep++] = c;
+        }
+        st->npend = keep;
+        if (judge)
+            continue;
+        if (pf[0].revents & POLLIN)
+            serve_accept(st, sv->lfd);
     }
     close(sv->lfd);
-    free(fds);
+    /* the verdict to every accepted rank, with all the cards on success */
+    const hc_rdv_t *r = st ? &st->rdv : NULL;
+    hc_card_t *cards = NULL;
+    if (status == HCCL_SUCCESS) {
+        cards = malloc((size_t)r->nranks * sizeof(hc_card_t));
+        if (cards == NULL)
+            status = HCCL_E_MEMORY;
+        for (uint32_t i = 0; cards && i < r->nranks; i++)
+            memcpy(&cards[i], ((conn_t *)r->owner[i])->msg + sizeof(hc_hello_t),
+                   sizeof(hc_card_t));
+    }
+    hc_reply_t rep = {status, r ? r->nranks : 0};
+    const double wdeadline = now_s() + sv->timeout;
+    for (uint32_t i = 0; r && r->owner && i < r->nranks; i++) {
+        conn_t *c = r->owner[i];
+        if (c == NULL)
+            continue;
+        if (xfer_all(c->fd, &rep, sizeof(rep), wdeadline, 1) == HCCL_SUCCESS && cards)
+            xfer_all(c->fd, cards, (size_t)r->nranks * sizeof(hc_card_t), wdeadline, 1);
+        conn_close(c);
+    }
+    if (st) {
+        uint32_t partial = 0;
+        for (uint32_t i = 0; i < st->npend; i++) {
+            conn_t *c = st->pend[i];
+            if (c->have == HC_RDV_MSG_BYTES) { /* a rank that waited: tell it why */
+                if (send(c->fd, &rep, sizeof(rep), MSG_DONTWAIT | MSG_NOSIGNAL) < 0)
+                    HC_WARN(HC_SUB_INIT, "bootstrap: could not tell %s: %m", c->peer);
+            } else {
+                partial++;
+            }
+            conn_close(c);
+        }
+        if (partial)
+            HC_WARN(HC_SUB_INIT, "bootstrap: closed %u connections that had not sent a whole "
+                    "message when the rendezvous ended", partial);
+        if (st->dropped > DROP_LOG_MAX)
+            HC_WARN(HC_SUB_INIT, "bootstrap: %llu connections dropped in all",
+                    (unsigned long long)st->dropped);
+        hc_rdv_free(&st->rdv);
+    }
     free(cards);
+    free(pf);
+    free(st);
+    servers_link(sv, 0);
     free(sv);
     return NULL;
 }
 
 int hc_tcp_serve_start(int family, const char *ip, uint32_t base_port, uint32_t tries,
-                       uint64_t uid, double timeout, uint32_t *port)
+                       uint64_t uid, uint32_t nranks, double timeout, uint32_t *port)
 {
-    int fd = socket(family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    int fd = socket(family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
     if (fd < 0) {
         HC_ERROR(HC_SUB_INIT, "bootstrap: socket failed: %m");
         return HCCL_E_SYSCALL;
@@ -312,13 +535,16 @@ int hc_tcp_serve_start(int family, const char *ip, uint32_t base_port, uint32_t 
     }
     sv->lfd = fd;
     sv->uid = uid;
+    sv->nranks = nranks;
     sv->timeout = timeout > 0 ? timeout : 1e9;
+    servers_link(sv, 1);
     pthread_t th;
     pthread_attr_t at;
     pthread_attr_init(&at);
     pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
     if (pthread_create(&th, &at, serve, sv) != 0) {
         pthread_attr_destroy(&at);
+        servers_link(sv, 0);
         close(fd);
         free(sv);
         HC_ERROR(HC_SUB_INIT, "bootstrap: cannot start the rendezvous thread");
@@ -338,7 +564,7 @@ HcclResult HcclGetRootInfo(HcclRootInfo *rootInfo)
     int rc = hc_env_global(&cfg);
     if (rc != HCCL_SUCCESS)
         return rc;
-    rootinfo_t ri;
+    hc_rootinfo_t ri;
     memset(&ri, 0, sizeof(ri));
     int family;
     rc = choose_addr(cfg, ri.ip, sizeof(ri.ip), &family);
@@ -348,10 +574,10 @@ HcclResult HcclGetRootInfo(HcclRootInfo *rootInfo)
     clock_gettime(CLOCK_REALTIME, &ts);
     ri.uid = ((uint64_t)getpid() << 32) ^ (uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 20);
     rc = hc_tcp_serve_start(family, ri.ip, cfg->if_base_port, cfg->if_base_port ? 64 : 1, ri.uid,
-                            cfg->connect_timeout, &ri.port);
+                            0, cfg->connect_timeout, &ri.port);
     if (rc != HCCL_SUCCESS)
         return rc;
-    ri.magic = RI_MAGIC;
+    ri.magic = HC_ROOTINFO_MAGIC;
     ri.version = HCOMM_VERSION_CODE;
     ri.family = (uint32_t)family;
     memset(rootInfo, 0, sizeof(*rootInfo));
@@ -387,17 +613,21 @@ int hc_tcp_rendezvous(int family, const char *ip, uint32_t port, uint64_t uid, u
     }
     int one = 1;
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-    hello_t h = {HELLO_MAGIC, nranks, mine->rank, 0, uid};
-    reply_t r = {0};
+    hc_hello_t h = {HC_HELLO_MAGIC, nranks, mine->rank, 0, uid};
+    hc_reply_t r = {0};
     int rc = xfer_all(fd, &h, sizeof(h), deadline, 1);
     if (rc == HCCL_SUCCESS)
         rc = xfer_all(fd, (void *)mine, sizeof(*mine), deadline, 1);
     if (rc == HCCL_SUCCESS)
         rc = xfer_all(fd, &r, sizeof(r), deadline, 0);
-    if (rc == HCCL_SUCCESS && r.status != HCCL_SUCCESS)
+    if (rc == HCCL_SUCCESS && r.status == HCCL_SUCCESS && r.nranks != nranks)
+        r.status = HCCL_E_PARA;
+    if (rc == HCCL_SUCCESS && r.status != HCCL_SUCCESS) {
         rc = r.status;
-    if (rc == HCCL_SUCCESS && r.nranks != nranks)
-        rc = HCCL_E_PARA;
+        if (r.nranks != 0 && r.nranks != nranks)
+            HC_ERROR(HC_SUB_INIT, "bootstrap: rank %u was given nRanks %u, the ranks at the "
+                     "root have %u", mine->rank, nranks, r.nranks);
+    }
     if (rc == HCCL_SUCCESS)
         rc = xfer_all(fd, cards, (size_t)nranks * sizeof(hc_card_t), deadline, 0);
     close(fd);
@@ -415,14 +645,14 @@ HcclResult HcclCommInitRootInfoConfig(uint32_t nRanks, const HcclRootInfo *rootI
         HC_ERROR(HC_SUB_INIT, "HcclCommInitRootInfo: %s is NULL", rootInfo ? "comm" : "rootInfo");
         return HCCL_E_PTR;
     }
-    if (nRanks == 0 || rank >= nRanks) {
-        HC_ERROR(HC_SUB_INIT, "HcclCommInitRootInfo: rank %u with nRanks %u: need rank < nRanks",
-                 rank, nRanks);
+    if (nRanks == 0 || nRanks > HC_RDV_MAX_RANKS || rank >= nRanks) {
+        HC_ERROR(HC_SUB_INIT, "HcclCommInitRootInfo: rank %u with nRanks %u: need rank < nRanks "
+                 "<= %u", rank, nRanks, HC_RDV_MAX_RANKS);
         return HCCL_E_PARA;
     }
-    rootinfo_t ri;
+    hc_rootinfo_t ri;
     memcpy(&ri, rootInfo->internal, sizeof(ri));
-    if (ri.magic != RI_MAGIC || (ri.family != AF_INET && ri.family != AF_INET6) ||
+    if (ri.magic != HC_ROOTINFO_MAGIC || (ri.family != AF_INET && ri.family != AF_INET6) ||
         memchr(ri.ip, '\0', sizeof(ri.ip)) == NULL || ri.port == 0 || ri.port > 65535) {
         HC_ERROR(HC_SUB_INIT, "HcclCommInitRootInfo: rootInfo was not produced by "
                  "HcclGetRootInfo (bad magic or address)");
@@ -447,6 +677,7 @@ HcclResult HcclCommInitRootInfoConfig(uint32_t nRanks, const HcclRootInfo *rootI
     double timeout = 120;
     if (hc_env_global(&env) == HCCL_SUCCESS && env->connect_timeout > 0)
         timeout = env->connect_timeout;
+    hc_tcp_serve_expect(ri.uid, nRanks); /* if this process serves it */
     int rc = hc_tcp_rendezvous((int)ri.family, ri.ip, ri.port, ri.uid, nRanks, mine, cards,
                                timeout);
     if (rc == HCCL_SUCCESS)
