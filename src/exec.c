@@ -941,6 +941,8 @@ HC_HOT void hc_exec_inline_init(hc_exec_t *e, const hc_sched_t *s, void *const b
     e->nt_stores = 0;
     e->iov = NULL;
     e->trace = NULL;
+    e->has_args = 0; /* the fast lane publishes no arguments (coll.h HC_SEG_ARGS) */
+    e->bad = 0;
 }
 
 /* Steps in index order (a topological order: a step depends only on
