@@ -31,6 +31,7 @@
 #include <strings.h>
 #include <hccl/hccl_types.h>
 
+#include "../src/file.h"
 #include "topo.h"
 #include "topo_int.h"
 
@@ -143,57 +144,14 @@ hc_decl_link_t *hc_decl_add_link(hc_decl_t *d)
     return l;
 }
 
-char *hc_topo_read_file(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (f == NULL)
-        return NULL;
-    size_t cap = 4096, n = 0;
-    char *buf = malloc(cap);
-    while (buf) {
-        if (n + 1 >= cap) {
-            char *nb = realloc(buf, cap * 2);
-            if (nb == NULL) {
-                free(buf);
-                buf = NULL;
-                errno = ENOMEM;
-                break;
-            }
-            buf = nb;
-            cap *= 2;
-        }
-        size_t got = fread(buf + n, 1, cap - n - 1, f);
-        n += got;
-        if (got == 0) {
-            if (ferror(f)) {
-                free(buf);
-                buf = NULL;
-                errno = EIO;
-            }
-            break;
-        }
-    }
-    fclose(f);
-    if (buf) {
-        buf[n] = '\0';
-        if (len)
-            *len = n;
-    }
-    return buf;
-}
-
 int hc_decl_load(const char *path, hc_decl_t *d, char *err, size_t errlen)
 {
-    size_t len;
-    char *text = hc_topo_read_file(path, &len);
-    if (text == NULL) {
-        snprintf(err, errlen, "cannot read the file: %s", strerror(errno));
-        return HCCL_E_OPEN_FILE_FAILURE;
-    }
-    if (strlen(text) != len) {
-        snprintf(err, errlen, "the file contains a NUL byte (not a text file?)");
-        free(text);
-        return HCCL_E_PARA;
+    char *text, why[128];
+    int code = hc_file_read(path, HC_TOPO_FILE_MAX, &text, NULL);
+    if (code != 0) {
+        snprintf(err, errlen, "cannot read the file: %s",
+                 hc_file_strerror(code, HC_TOPO_FILE_MAX, why, sizeof(why)));
+        return code == ENOMEM ? HCCL_E_MEMORY : code > 0 ? HCCL_E_OPEN_FILE_FAILURE : HCCL_E_PARA;
     }
     snprintf(d->path, sizeof(d->path), "%s", path);
     const char *p = text;

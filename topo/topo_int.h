@@ -38,7 +38,7 @@ typedef struct {
     uint32_t magic, version;
     uint64_t phys;       /* physical host: hash of boot id and host name */
     uint64_t ovr_hash;   /* hash of the topology overrides this process sees */
-    int32_t ovr_errno;   /* reading HCCL_TOPO_FILE failed with this errno */
+    int32_t ovr_errno;   /* reading HCCL_TOPO_FILE failed: hc_file_read's code */
     uint8_t hw_ok;       /* hwloc ran */
     uint8_t ndev;
     uint16_t npackages, nnuma, ncores, npus;
@@ -134,14 +134,16 @@ int hc_decl_find_node(const hc_decl_t *d, const char *name);
 hc_decl_rank_t *hc_decl_rank(hc_decl_t *d, int r);
 hc_decl_link_t *hc_decl_add_link(hc_decl_t *d);
 
+/* The largest topology file or rank table read (src/file.h): a rank table
+ * of 100k ranks takes about 10 MB. */
+#define HC_TOPO_FILE_MAX ((size_t)64 << 20)
+
 /* Read a topology file or a rank table (JSON, detected by its first
  * character) into d. On error returns HCCL_E_PARA (or
  * HCCL_E_OPEN_FILE_FAILURE) and writes "line N: what" into err. */
 int hc_decl_load(const char *path, hc_decl_t *d, char *err, size_t errlen);
 int hc_decl_parse_text(const char *text, hc_decl_t *d, char *err, size_t errlen);
 int hc_decl_parse_json(const char *text, hc_decl_t *d, char *err, size_t errlen);
-/* Read a whole file (NUL-terminated, malloc'ed); NULL with errno set. */
-char *hc_topo_read_file(const char *path, size_t *len);
 
 /* "12.5GB/s", "100Gb/s" -> bytes/s; "2us" -> seconds. 0 ok, -1 bad. */
 int hc_parse_bw(const char *s, double *out);

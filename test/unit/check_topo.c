@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <hccl/hccl.h>
@@ -296,6 +297,62 @@ START_TEST(test_parse_bad)
                      HCCL_E_OPEN_FILE_FAILURE);
     ck_assert_ptr_nonnull(strstr(err, "No such file"));
     hc_decl_free(&d);
+}
+END_TEST
+
+/* Only regular files, at most HC_TOPO_FILE_MAX bytes, without NUL bytes:
+ * a FIFO must not block, /dev/zero must not be read until memory runs out. */
+static int load_err(const char *path, char *err, size_t errlen)
+{
+    hc_decl_t d;
+    hc_decl_init(&d);
+    err[0] = '\0';
+    int rc = hc_decl_load(path, &d, err, errlen);
+    hc_decl_free(&d);
+    return rc;
+}
+
+START_TEST(test_file_kinds)
+{
+    char dir[] = "/tmp/check_topo_XXXXXX", path[256], err[600];
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(path, sizeof(path), "%s/fifo", dir);
+    ck_assert_int_eq(mkfifo(path, 0600), 0);
+    ck_assert_int_eq(load_err(path, err, sizeof(err)), HCCL_E_PARA);
+    ck_assert_msg(strstr(err, "not a regular file") != NULL, "%s", err);
+    unlink(path);
+    ck_assert_int_eq(load_err("/dev/zero", err, sizeof(err)), HCCL_E_PARA);
+    ck_assert_msg(strstr(err, "not a regular file") != NULL, "%s", err);
+    ck_assert_int_eq(load_err(dir, err, sizeof(err)), HCCL_E_OPEN_FILE_FAILURE);
+    ck_assert_msg(strstr(err, "directory") != NULL, "%s", err);
+    /* one byte over the cap (sparse: nothing is written) */
+    snprintf(path, sizeof(path), "%s/big", dir);
+    FILE *f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs("hcomm-topology 1\n", f);
+    fclose(f);
+    ck_assert_int_eq(truncate(path, (off_t)HC_TOPO_FILE_MAX + 1), 0);
+    ck_assert_int_eq(load_err(path, err, sizeof(err)), HCCL_E_PARA);
+    ck_assert_msg(strstr(err, "larger than") != NULL, "%s", err);
+    /* a NUL byte */
+    f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    fwrite("hcomm-topology 1\n\0rank 0 node=a\n", 1, 32, f);
+    fclose(f);
+    ck_assert_int_eq(load_err(path, err, sizeof(err)), HCCL_E_PARA);
+    ck_assert_msg(strstr(err, "NUL byte") != NULL, "%s", err);
+    /* a good file through a symbolic link */
+    f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs("hcomm-topology 1\nrank 0-1 node=a\n", f);
+    fclose(f);
+    char link[300];
+    snprintf(link, sizeof(link), "%s/link", dir);
+    ck_assert_int_eq(symlink(path, link), 0);
+    ck_assert_msg(load_err(link, err, sizeof(err)) == HCCL_SUCCESS, "%s", err);
+    unlink(link);
+    unlink(path);
+    rmdir(dir);
 }
 END_TEST
 
@@ -1268,6 +1325,10 @@ static Suite *topo_suite(void)
     tcase_add_test(tc, test_parse_good);
     tcase_add_test(tc, test_parse_bad);
     tcase_add_test(tc, test_ranktable);
+    suite_add_tcase(su, tc);
+    tc = tcase_create("files");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, test_file_kinds);
     suite_add_tcase(su, tc);
     tc = tcase_create("model");
     tcase_add_checked_fixture(tc, setup, teardown);

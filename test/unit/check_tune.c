@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #if defined(__x86_64__) || defined(__i386__)
 #include <cpuid.h>
@@ -469,6 +470,29 @@ START_TEST(test_tune_file)
     unlink(bad);
     snprintf(cfg.tune_file, sizeof(cfg.tune_file), "/nonexistent/tune.txt");
     ck_assert_int_eq(hc_tune_create(&cfg, 4, &flat, &none), HCCL_E_PARA);
+    /* not a regular file: refused, not read (a FIFO would block forever) */
+    char fifo[] = "/tmp/check_tune_XXXXXX";
+    ck_assert_ptr_nonnull(mkdtemp(fifo));
+    char fpath[64];
+    snprintf(fpath, sizeof(fpath), "%s/fifo", fifo);
+    ck_assert_int_eq(mkfifo(fpath, 0600), 0);
+    snprintf(cfg.tune_file, sizeof(cfg.tune_file), "%s", fpath);
+    ck_assert_int_eq(hc_tune_create(&cfg, 4, &flat, &none), HCCL_E_PARA);
+    unlink(fpath);
+    rmdir(fifo);
+    snprintf(cfg.tune_file, sizeof(cfg.tune_file), "/dev/zero");
+    ck_assert_int_eq(hc_tune_create(&cfg, 4, &flat, &none), HCCL_E_PARA);
+    /* larger than 1 MB: refused, whatever it holds */
+    char big[] = "/tmp/check_tune_XXXXXX";
+    fd = mkstemp(big);
+    ck_assert_int_ge(fd, 0);
+    text = "allreduce * * RING\n";
+    ck_assert_int_eq(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+    ck_assert_int_eq(ftruncate(fd, (1 << 20) + 1), 0);
+    close(fd);
+    snprintf(cfg.tune_file, sizeof(cfg.tune_file), "%s", big);
+    ck_assert_int_eq(hc_tune_create(&cfg, 4, &flat, &none), HCCL_E_PARA);
+    unlink(big);
     (void)err;
 }
 END_TEST
