@@ -105,6 +105,12 @@ typedef struct {
     int line;
 } hc_decl_level_t;
 
+/* A hash index over racks, nodes or devices (topo/topo_file.c). */
+typedef struct {
+    int *slot;            /* entry index, -1 free */
+    uint32_t cap, n;
+} hc_decl_index_t;
+
 typedef struct hc_decl {
     char path[1024];
     int json;             /* an HCCL rank table */
@@ -121,6 +127,7 @@ typedef struct hc_decl {
     int nranks, ranks_cap;
     hc_decl_level_t level[4];
     uint32_t port;        /* rank table: rendezvous port ("hcomm_port"), 0 = not said */
+    hc_decl_index_t ix[3]; /* by name: racks, nodes, devices (node and name) */
 } hc_decl_t;
 
 void hc_decl_init(hc_decl_t *d);

@@ -1018,6 +1018,85 @@ START_TEST(test_hier_units)
 }
 END_TEST
 
+/* Large declarations: a rank table of 100000 ranks (12500 servers of 8)
+ * and a topology file of 40000 nodes, each with a device, parse into the
+ * right places, and a name given twice is still found at that size. */
+static char *big_ranktable(uint32_t servers, const char *extra)
+{
+    size_t cap = (size_t)servers * 8 * 64 + 4096, o = 0;
+    char *t = malloc(cap);
+    ck_assert_ptr_nonnull(t);
+    o += (size_t)snprintf(t + o, cap - o, "{\"version\": \"1.0\", \"server_list\": [\n");
+    for (uint32_t s = 0; s < servers; s++) {
+        o += (size_t)snprintf(t + o, cap - o, "%s{\"server_id\": \"10.%u.%u.%u\", \"device\": [",
+                              s ? ",\n" : "", s >> 16, (s >> 8) & 255, s & 255);
+        for (uint32_t k = 0; k < 8; k++)
+            o += (size_t)snprintf(t + o, cap - o, "%s{\"device_id\": %u, \"rank_id\": %u}",
+                                  k ? ", " : "", k, s * 8 + k);
+        o += (size_t)snprintf(t + o, cap - o, "]}");
+    }
+    snprintf(t + o, cap - o, "%s]}\n", extra);
+    return t;
+}
+
+START_TEST(test_large_decl)
+{
+    const uint32_t S = 12500;
+    char err[600] = "";
+    hc_decl_t d;
+    hc_decl_init(&d);
+    char *text = big_ranktable(S, "");
+    ck_assert_msg(hc_decl_parse_json(text, &d, err, sizeof(err)) == HCCL_SUCCESS, "%s", err);
+    ck_assert_int_eq(d.nnodes, (int)S);
+    ck_assert_int_eq(d.ndevs, (int)S * 8);
+    ck_assert_int_eq(d.nranks, (int)S * 8);
+    for (uint32_t r = 0; r < S * 8; r += 997) {
+        char want[32];
+        snprintf(want, sizeof(want), "10.%u.%u.%u", (r / 8) >> 16, ((r / 8) >> 8) & 255,
+                 (r / 8) & 255);
+        ck_assert_str_eq(d.nodes[d.ranks[r].node].name, want);
+        ck_assert_int_eq(d.devs[d.ranks[r].dev].node, d.ranks[r].node);
+        ck_assert_int_eq(d.devs[d.ranks[r].dev].name[3] - '0', (int)(r % 8));
+        ck_assert_int_eq(hc_decl_find_node(&d, want), d.ranks[r].node);
+    }
+    hc_decl_free(&d);
+    free(text);
+    /* the first server again, at the end */
+    text = big_ranktable(S, ",\n{\"server_id\": \"10.0.0.0\", \"device\": []}");
+    hc_decl_init(&d);
+    ck_assert_int_eq(hc_decl_parse_json(text, &d, err, sizeof(err)), HCCL_E_PARA);
+    ck_assert_msg(strstr(err, "server_list[12500].server_id: '10.0.0.0' appears twice"), "%s", err);
+    hc_decl_free(&d);
+    free(text);
+
+    const uint32_t N = 40000;
+    size_t cap = (size_t)N * 64 + 256, o = 0;
+    text = malloc(cap);
+    ck_assert_ptr_nonnull(text);
+    o += (size_t)snprintf(text, cap, "hcomm-topology 1\n");
+    for (uint32_t i = 0; i < N; i++)
+        o += (size_t)snprintf(text + o, cap - o, "node n%u rack=r%u\ndevice n%u/gpu0\n", i,
+                              i / 40, i);
+    o += (size_t)snprintf(text + o, cap - o, "rank 0 node=n%u device=gpu0\n", N - 1);
+    hc_decl_init(&d);
+    ck_assert_msg(hc_decl_parse_text(text, &d, err, sizeof(err)) == HCCL_SUCCESS, "%s", err);
+    ck_assert_int_eq(d.nnodes, (int)N);
+    ck_assert_int_eq(d.ndevs, (int)N);
+    ck_assert_int_eq(d.nracks, (int)N / 40);
+    ck_assert_int_eq(d.ranks[0].node, (int)N - 1);
+    ck_assert_int_eq(d.ranks[0].dev, (int)N - 1);
+    ck_assert_int_eq(d.nodes[N - 1].rack, (int)(N - 1) / 40);
+    hc_decl_free(&d);
+    /* a node declared twice */
+    snprintf(text + o, cap - o, "node n%u\n", N / 2);
+    hc_decl_init(&d);
+    ck_assert_int_eq(hc_decl_parse_text(text, &d, err, sizeof(err)), HCCL_E_PARA);
+    ck_assert_msg(strstr(err, "already declared on line"), "%s", err);
+    hc_decl_free(&d);
+    free(text);
+}
+END_TEST
+
 /* 64 nodes x 8, 2 racks: construction and a run of every HIER collective */
 START_TEST(test_hier_large)
 {
@@ -1358,6 +1437,7 @@ static Suite *topo_suite(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_set_timeout(tc, 300);
     tcase_add_test(tc, test_hier_large);
+    tcase_add_test(tc, test_large_decl);
     suite_add_tcase(su, tc);
     return su;
 }
