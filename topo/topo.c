@@ -241,7 +241,9 @@ static int place_nodes(build_t *b)
                                 "line, or none (then ranks are placed by host name)", b->srcname,
                                 t->r[i].world);
     }
-    if (b->first && any_declared && d->nranks > (int)n && !d->json) {
+    /* a rank beyond the job is a mistake even when no rank is in it (then
+     * nothing would be placed by the file at all) */
+    if (b->first && d->nranks > (int)n && !d->json) {
         for (int w = (int)n; w < d->nranks; w++)
             if (d->ranks[w].set)
                 return err_para("%s line %d: rank %d, but the job has %u ranks (0..%u)",

@@ -31,6 +31,7 @@
 #include "coll/hier.h"
 #include "src/env.h"
 #include "src/exec.h"
+#include "src/log.h"
 #include "src/transport_loop.h"
 #include "topo/topo.h"
 #include "topo/topo_int.h"
@@ -536,21 +537,37 @@ START_TEST(test_file_errors)
          "line 4: level rack: link kind 'carrier-pigeon' is not one hcomm knows"},
         {"hcomm-topology 1\nrank 0-3 node=a\nrank 4-7 node=b\nlink 3 4\n",
          "line 4: link 3 4 joins ranks on different nodes"},
+        /* every rank out of range: not ignored */
+        {"hcomm-topology 1\nnode a\nrank 100-107 node=a\n",
+         "bad.topo line 3: rank 100, but the job has 8 ranks (0..7)"},
+        {"hcomm-topology 1\nrank 8 node=a\n", "bad.topo line 2: rank 8, but the job has 8 ranks"},
     };
+    const hc_config_t *genv; /* loaded first: loading applies HCCL_DEBUG_FILE */
+    hc_env_global(&genv);
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         hc_topo_reset();
         cards_t *c = cards_new(8);
         hc_config_t *cfg = cfg_new();
         snprintf(cfg->topo_file, sizeof(cfg->topo_file), "%s", write_tmp("bad.topo", bad[i].text));
         hc_topo_t *t = NULL;
+        /* the error names the file and the line: read back from the log */
+        char log[600];
+        snprintf(log, sizeof(log), "%s/log%zu.txt", tmpdir, i);
+        hc_log_configure(HC_LOG_ERROR, HC_SUB_ALL, log);
         int rc = hc_topo_create(8, 0, c->m, cfg, &t);
+        hc_log_configure(HC_LOG_WARN, HC_SUB_ALL, "");
         ck_assert_msg(rc == HCCL_E_PARA, "case %zu accepted", i);
         ck_assert_ptr_null(t);
+        char got[2048] = "";
+        FILE *f = fopen(log, "r");
+        ck_assert_ptr_nonnull(f);
+        got[fread(got, 1, sizeof(got) - 1, f)] = '\0';
+        fclose(f);
+        ck_assert_msg(strstr(got, bad[i].want) != NULL, "case %zu: got '%s', want '%s'", i, got,
+                      bad[i].want);
         cfg_free(cfg);
         cards_free(c);
     }
-    /* the error names the file and the line: checked through the log text
-     * that hc_topo_create leaves in its last error (topo.c logs it) */
 }
 END_TEST
 
