@@ -45,7 +45,11 @@ int hc_file_read(const char *path, size_t max, char **text, size_t *len)
     if (cap < 4096)
         cap = max + 1 < 4096 ? max + 1 : 4096;
     char *buf = malloc(cap + 1);
-    while (buf != NULL) {
+    if (buf == NULL) {
+        close(fd);
+        return ENOMEM;
+    }
+    for (;;) {
         if (n == cap) {
             if (cap > max) {
                 code = HC_FILE_TOO_LARGE;
@@ -72,8 +76,6 @@ int hc_file_read(const char *path, size_t max, char **text, size_t *len)
         n += (size_t)got;
     }
     close(fd);
-    if (buf == NULL)
-        return ENOMEM;
     if (code == 0 && n > max)
         code = HC_FILE_TOO_LARGE;
     if (code == 0 && memchr(buf, '\0', n) != NULL)
