@@ -241,12 +241,17 @@ int hc_decl_load(const char *path, hc_decl_t *d, char *err, size_t errlen)
 
 /* ---- units --------------------------------------------------------------- */
 
+/* The largest bandwidth (B/s) and latency (s) taken: bounded in the unit
+ * hcomm stores, so that what hc_topo_write prints in its own units parses
+ * back. */
+#define MAX_UNIT_VALUE 1e30
+
 static int parse_double(const char *s, double *v, const char **rest)
 {
     char *end;
     errno = 0;
     double x = strtod(s, &end);
-    if (end == s || errno || !(x >= 0) || x > 1e30)
+    if (end == s || errno || !(x >= 0))
         return -1;
     *v = x;
     *rest = end;
@@ -268,7 +273,7 @@ int hc_parse_bw(const char *s, double *out)
     for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++)
         if (strcmp(u, units[i].u) == 0) {
             *out = v * units[i].f;
-            return *out > 0 ? 0 : -1;
+            return *out > 0 && *out <= MAX_UNIT_VALUE ? 0 : -1;
         }
     return -1;
 }
@@ -286,7 +291,7 @@ int hc_parse_lat(const char *s, double *out)
     for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++)
         if (strcmp(u, units[i].u) == 0) {
             *out = v * units[i].f;
-            return 0;
+            return *out <= MAX_UNIT_VALUE ? 0 : -1;
         }
     return -1;
 }
