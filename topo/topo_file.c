@@ -345,7 +345,7 @@ static int fail(pctx_t *p, const char *fmt, ...)
     return HCCL_E_PARA;
 }
 
-static int valid_name(const char *s, size_t max)
+int hc_decl_name_ok(const char *s, size_t max)
 {
     size_t n = strlen(s);
     if (n == 0 || n >= max)
@@ -466,7 +466,7 @@ static const char *attr(const attrs_t *a, const char *key)
 
 static int name_arg(pctx_t *p, const char *stmt, const char *what, const char *v, size_t max)
 {
-    if (!valid_name(v, max))
+    if (!hc_decl_name_ok(v, max))
         return fail(p, "%s: '%s' is not a valid %s (letters, digits and _.:-+@, at most %zu "
                     "characters)", stmt, v, what, max - 1);
     return HCCL_SUCCESS;

@@ -152,6 +152,10 @@ int hc_decl_load(const char *path, hc_decl_t *d, char *err, size_t errlen);
 int hc_decl_parse_text(const char *text, hc_decl_t *d, char *err, size_t errlen);
 int hc_decl_parse_json(const char *text, hc_decl_t *d, char *err, size_t errlen);
 
+/* A name the topology file can hold (and so the dump of a model): letters,
+ * digits and _.:-+@, 1 to max-1 characters. */
+int hc_decl_name_ok(const char *s, size_t max);
+
 /* "12.5GB/s", "100Gb/s" -> bytes/s; "2us" -> seconds. 0 ok, -1 bad. */
 int hc_parse_bw(const char *s, double *out);
 int hc_parse_lat(const char *s, double *out);

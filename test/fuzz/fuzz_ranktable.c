@@ -1,7 +1,8 @@
 /*
  * test/fuzz/fuzz_ranktable.c - the HCCL rank table (HcclCommInitClusterInfo,
  * or HCCL_TOPO_FILE holding JSON; topo/ranktable.c): parse; when it parses,
- * build the model over its ranks (topo/topo.c) and write it.
+ * build the model over its ranks (topo/topo.c); what the model writes
+ * (HCCL_TOPO_DUMP_FILE) must parse as a topology file.
  */
 #include "fuzz.h"
 
@@ -25,8 +26,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             FILE *f = open_memstream(&out, &len);
             if (f == NULL)
                 abort();
-            hc_topo_write(t, f);
+            int wrc = hc_topo_write(t, f);
             fclose(f);
+            hc_decl_init(&d);
+            if (wrc == 0 && hc_decl_parse_text(out, &d, err, sizeof(err)) != 0) {
+                fprintf(stderr, "the written model does not parse: %s\n%s", err, out);
+                abort();
+            }
+            hc_decl_free(&d);
             free(out);
             hc_topo_destroy(t);
         }

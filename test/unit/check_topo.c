@@ -417,6 +417,17 @@ START_TEST(test_ranktable)
          "server_count says 2 but server_list has 1"},
         {"{\"server_list\": [{\"server_id\": \"a\", \"host_ip\": \"nohost\", \"device\": []}]}",
          "server_list[0].host_ip: 'nohost' is not an IP address"},
+        /* names go into the model and its dump: topology-file names only */
+        {"{\"server_list\": [{\"server_id\": \"node a\", \"device\": []}]}",
+         "server_list[0].server_id: 'node a' is not a name hcomm takes"},
+        {"{\"server_list\": [{\"server_id\": \"a\", \"rack_id\": \"r#1\", \"device\": []}]}",
+         "server_list[0].rack_id: 'r#1' is not a name"},
+        {"{\"server_list\": [{\"server_id\": \"a\", \"device\": [{\"device_id\": \"0\", "
+         "\"rank_id\": \"0\", \"device_ip\": \"x y\"}]}]}",
+         "server_list[0].device[0].device_ip: 'x y' is not a name"},
+        {"{\"server_list\": [{\"server_id\": \"a\", \"device\": [{\"device_id\": \"0\", "
+         "\"rank_id\": \"0\"}]}], \"super_pod_list\": [{\"super_pod_id\": \"p 1\"}]}",
+         "super_pod_list[0].super_pod_id: 'podp 1' is not a name"},
     };
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         hc_decl_init(&d);
