@@ -79,4 +79,35 @@ static inline hc_topo_t *fuzz_model(uint32_t n, const hc_config_t *cfg)
     return t;
 }
 
+/* The model of n ranks over the declarations in text (a topology file or
+ * a rank table that parsed), and what it writes (HCCL_TOPO_DUMP_FILE) must
+ * parse as a topology file: abort() otherwise. */
+static inline void fuzz_model_dump(const char *text, uint32_t n)
+{
+    hc_config_t *cfg = calloc(1, sizeof(*cfg));
+    if (cfg == NULL)
+        abort();
+    snprintf(cfg->topo_file, sizeof(cfg->topo_file), "%s", fuzz_file(text));
+    hc_topo_t *t = fuzz_model(n, cfg);
+    free(cfg);
+    if (t == NULL)
+        return;
+    char *out = NULL, err[600];
+    size_t len = 0;
+    FILE *f = open_memstream(&out, &len);
+    if (f == NULL)
+        abort();
+    int rc = hc_topo_write(t, f);
+    fclose(f);
+    hc_decl_t d;
+    hc_decl_init(&d);
+    if (rc == 0 && hc_decl_parse_text(out, &d, err, sizeof(err)) != 0) {
+        fprintf(stderr, "the written model does not parse: %s\n%s", err, out);
+        abort();
+    }
+    hc_decl_free(&d);
+    free(out);
+    hc_topo_destroy(t);
+}
+
 #endif /* HC_FUZZ_H_ */
