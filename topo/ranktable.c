@@ -149,9 +149,9 @@ static int parse_server(json_object *srv, int si, hc_decl_t *d, char *err, size_
         return jfail(err, errlen, "%s.host_ip: '%s' is not an IP address", path, txt);
     if (!present && is_ip(id))
         snprintf(txt, sizeof(txt), "%s", id), present = 1;
-    if (!present && get_text(srv, "container_ip", txt, sizeof(txt), &present) == 0 && present &&
-        !is_ip(txt))
-        present = 0;
+    if (!present && (get_text(srv, "container_ip", txt, sizeof(txt), &present) != 0 ||
+                     (present && !is_ip(txt))))
+        present = 0; /* a container_ip that is no IP address is not used */
     if (present)
         snprintf(nd->addr, sizeof(nd->addr), "%s", txt);
     if (get_text(srv, "rack_id", txt, sizeof(txt), &present))

@@ -1,7 +1,8 @@
 #!/bin/sh
-# test/fuzz/run.sh [RUNS] - build the libFuzzer harnesses with clang and run
-# each test/fuzz/fuzz_NAME.c over its seed corpus test/fuzz/corpus/NAME/ for
-# RUNS inputs (default 100000). docs/FUZZING.md.
+# test/fuzz/run.sh [RUNS [NAME...]] - build the libFuzzer harnesses with
+# clang and run each test/fuzz/fuzz_NAME.c (or the NAMEs given) over its
+# seed corpus test/fuzz/corpus/NAME/ for RUNS inputs (default 100000).
+# docs/FUZZING.md.
 #
 # The build lives in $FUZZ_BUILD (default _fuzz at the top of the tree),
 # configured once with CC=clang --enable-fuzz. New inputs that libFuzzer
@@ -9,6 +10,7 @@
 # it is); a crash leaves $FUZZ_BUILD/test/fuzz/crash-NAME-* and fails the run.
 set -eu
 runs=${1:-100000}
+[ $# -gt 0 ] && shift
 top=$(cd "$(dirname "$0")/../.." && pwd)
 build=${FUZZ_BUILD:-$top/_fuzz}
 command -v clang >/dev/null ||
@@ -18,9 +20,15 @@ mkdir -p "$build"
 [ -f "$build/Makefile" ] || (cd "$build" && "$top/configure" CC=clang CFLAGS="-g -O1" --enable-fuzz >/dev/null)
 make -C "$build" -s -j"${JOBS:-2}" fuzz
 failed=
-for src in "$top"/test/fuzz/fuzz_*.c; do
-    name=$(basename "$src" .c)
-    name=${name#fuzz_}
+if [ $# -eq 0 ]; then
+    for src in "$top"/test/fuzz/fuzz_*.c; do
+        name=$(basename "$src" .c)
+        set -- "$@" "${name#fuzz_}"
+    done
+fi
+for name in "$@"; do
+    src=$top/test/fuzz/fuzz_$name.c
+    [ -f "$src" ] || { echo "run.sh: no harness $src" >&2; exit 1; }
     corpus=$top/test/fuzz/corpus/$name
     [ -d "$corpus" ] || { echo "run.sh: $src has no seed corpus $corpus" >&2; exit 1; }
     work=$build/test/fuzz/work/$name
