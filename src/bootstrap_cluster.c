@@ -25,6 +25,7 @@
 #include <hccl/hccl.h>
 
 #include "bootstrap.h"
+#include "file.h"
 #include "log.h"
 #include "../topo/topo_int.h"
 
@@ -78,9 +79,11 @@ HcclResult HcclCommInitClusterInfoConfig(const char *clusterInfo, uint32_t rank,
     if (family == 0)
         return HCCL_E_PARA;
     size_t len = 0;
-    char *text = hc_topo_read_file(clusterInfo, &len);
-    if (text == NULL) {
-        HC_ERROR(HC_SUB_INIT, "HcclCommInitClusterInfo: cannot read %s: %m", clusterInfo);
+    char *text = NULL, why[128];
+    int code = hc_file_read(clusterInfo, HC_TOPO_FILE_MAX, &text, &len);
+    if (code != 0) {
+        HC_ERROR(HC_SUB_INIT, "HcclCommInitClusterInfo: cannot read %s: %s", clusterInfo,
+                 hc_file_strerror(code, HC_TOPO_FILE_MAX, why, sizeof(why)));
         return HCCL_E_OPEN_FILE_FAILURE;
     }
     const uint64_t uid = hc_topo_hash(HC_HASH_INIT, text, len);

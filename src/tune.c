@@ -27,6 +27,7 @@
 #include <cpuid.h>
 #endif
 
+#include "file.h"
 #include "log.h"
 
 /* ---------------------------------------------------------------- table */
@@ -664,6 +665,9 @@ static uint64_t fnv(const char *p, size_t n)
     return h;
 }
 
+/* The largest tuning file read: hcomm-tune writes a few KB. */
+#define TUNE_FILE_MAX ((size_t)1 << 20)
+
 /* The cached parse of a tuning file (the entry stays for the process). */
 static const file_cache_t *get_file(const char *path)
 {
@@ -673,29 +677,16 @@ static const file_cache_t *get_file(const char *path)
         if (strcmp(f->path, path) == 0)
             break;
     if (f == NULL && (f = calloc(1, sizeof(*f))) != NULL && (f->path = strdup(path)) != NULL) {
-        FILE *fp = fopen(path, "r");
-        char *text = NULL;
-        if (fp == NULL) {
-            snprintf(f->err, sizeof(f->err), "%s: cannot open: %s", path,
-                     strerror(errno));
-            f->rc = HCCL_E_PARA;
+        char *text = NULL, why[128];
+        size_t n = 0;
+        int code = hc_file_read(path, TUNE_FILE_MAX, &text, &n);
+        if (code != 0) {
+            f->rc = code == ENOMEM ? HCCL_E_MEMORY : HCCL_E_PARA;
+            snprintf(f->err, sizeof(f->err), "%s: cannot read: %s", path,
+                     hc_file_strerror(code, TUNE_FILE_MAX, why, sizeof(why)));
         } else {
-            enum { MAXLEN = 1 << 20 };
-            text = malloc(MAXLEN + 1);
-            size_t n = text ? fread(text, 1, MAXLEN + 1, fp) : 0;
-            if (text == NULL) {
-                f->rc = HCCL_E_MEMORY;
-                snprintf(f->err, sizeof(f->err), "%s: out of memory", path);
-            } else if (n > MAXLEN || ferror(fp)) {
-                f->rc = HCCL_E_PARA;
-                snprintf(f->err, sizeof(f->err), "%s: %s", path,
-                         n > MAXLEN ? "larger than 1 MB" : "read error");
-            } else {
-                text[n] = '\0';
-                f->hash = fnv(text, n);
-                f->rc = parse_text(text, SRC_FILE, f->path, &f->rules, f->err, sizeof(f->err));
-            }
-            fclose(fp);
+            f->hash = fnv(text, n);
+            f->rc = parse_text(text, SRC_FILE, f->path, &f->rules, f->err, sizeof(f->err));
         }
         free(text);
         f->next = files;

@@ -31,6 +31,7 @@
 #include "topo.h"
 #include "topo_int.h"
 #include "../src/env.h"
+#include "../src/file.h"
 #include "../src/log.h"
 
 typedef char facts_fit[sizeof(hc_topo_facts_t) <= 512 ? 1 : -1];
@@ -83,9 +84,10 @@ static void hash_overrides(const hc_config_t *env, hc_topo_facts_t *f)
     h = hc_topo_hash(h, env->nvlink_map, strlen(env->nvlink_map) + 1);
     if (env->topo_file[0]) {
         size_t len = 0;
-        char *text = hc_topo_read_file(env->topo_file, &len);
-        if (text == NULL) {
-            f->ovr_errno = errno ? errno : EIO;
+        char *text = NULL;
+        int code = hc_file_read(env->topo_file, HC_TOPO_FILE_MAX, &text, &len);
+        if (code != 0) {
+            f->ovr_errno = code;
         } else {
             h = hc_topo_hash(h, "F=", 2);
             h = hc_topo_hash(h, text, len);

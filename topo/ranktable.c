@@ -99,6 +99,17 @@ static int get_uint(json_object *o, const char *key, const char *path, uint32_t 
     return 0;
 }
 
+/* A text field that becomes a name in the model (and in its dump, which
+ * must read back as a topology file): 0, or -1 with err set. */
+static int check_name(const char *field, const char *s, size_t max, char *err, size_t errlen)
+{
+    if (hc_decl_name_ok(s, max))
+        return 0;
+    jfail(err, errlen, "%s: '%s' is not a name hcomm takes (letters, digits and _.:-+@, at "
+          "most %zu characters)", field, s, max - 1);
+    return -1;
+}
+
 static int is_ip(const char *s)
 {
     unsigned char b[16];
@@ -120,8 +131,12 @@ static int parse_server(json_object *srv, int si, hc_decl_t *d, char *err, size_
     snprintf(path, sizeof(path), "server_list[%d]", si);
     if (!json_object_is_type(srv, json_type_object))
         return jfail(err, errlen, "%s: expected an object", path);
+    char field[128];
     if (get_text(srv, "server_id", id, sizeof(id), &present) || !present || !id[0])
         return jfail(err, errlen, "%s.server_id: missing or not a string", path);
+    snprintf(field, sizeof(field), "%s.server_id", path);
+    if (check_name(field, id, sizeof(id), err, errlen))
+        return HCCL_E_PARA;
     if (hc_decl_find_node(d, id) >= 0)
         return jfail(err, errlen, "%s.server_id: '%s' appears twice", path, id);
     int node = hc_decl_node(d, id, si + 1);
@@ -134,13 +149,16 @@ static int parse_server(json_object *srv, int si, hc_decl_t *d, char *err, size_
         return jfail(err, errlen, "%s.host_ip: '%s' is not an IP address", path, txt);
     if (!present && is_ip(id))
         snprintf(txt, sizeof(txt), "%s", id), present = 1;
-    if (!present && get_text(srv, "container_ip", txt, sizeof(txt), &present) == 0 && present &&
-        !is_ip(txt))
-        present = 0;
+    if (!present && (get_text(srv, "container_ip", txt, sizeof(txt), &present) != 0 ||
+                     (present && !is_ip(txt))))
+        present = 0; /* a container_ip that is no IP address is not used */
     if (present)
         snprintf(nd->addr, sizeof(nd->addr), "%s", txt);
     if (get_text(srv, "rack_id", txt, sizeof(txt), &present))
         return jfail(err, errlen, "%s.rack_id: expected a string", path);
+    snprintf(field, sizeof(field), "%s.rack_id", path);
+    if (present && check_name(field, txt, HC_NAME_MAX, err, errlen))
+        return HCCL_E_PARA;
     if (present) {
         int r = hc_decl_rack(d, txt, 0);
         if (r < 0)
@@ -148,6 +166,9 @@ static int parse_server(json_object *srv, int si, hc_decl_t *d, char *err, size_
         d->nodes[node].rack = r;
         if (get_text(srv, "switch_id", txt, sizeof(txt), &present))
             return jfail(err, errlen, "%s.switch_id: expected a string", path);
+        snprintf(field, sizeof(field), "%s.switch_id", path);
+        if (present && check_name(field, txt, sizeof(d->racks[r].sw), err, errlen))
+            return HCCL_E_PARA;
         if (present)
             snprintf(d->racks[r].sw, sizeof(d->racks[r].sw), "%s", txt);
     }
@@ -176,6 +197,9 @@ static int parse_server(json_object *srv, int si, hc_decl_t *d, char *err, size_
         snprintf(d->devs[di].kind, sizeof(d->devs[di].kind), "npu");
         if (get_text(dv, "device_ip", txt, sizeof(txt), &present))
             return jfail(err, errlen, "%s.device_ip: expected a string", dpath);
+        snprintf(field, sizeof(field), "%s.device_ip", dpath);
+        if (present && txt[0] && check_name(field, txt, sizeof(d->devs[di].addr), err, errlen))
+            return HCCL_E_PARA;
         if (present)
             snprintf(d->devs[di].addr, sizeof(d->devs[di].addr), "%s", txt);
         hc_decl_rank_t *r = hc_decl_rank(d, (int)rank);
@@ -283,6 +307,12 @@ int hc_decl_parse_json(const char *text, hc_decl_t *d, char *err, size_t errlen)
                 goto out;
             }
             snprintf(rname, sizeof(rname), "pod%s", pid);
+            char field[64];
+            snprintf(field, sizeof(field), "super_pod_list[%zu].super_pod_id", p);
+            if (check_name(field, rname, sizeof(rname), err, errlen)) {
+                rc = HCCL_E_PARA;
+                goto out;
+            }
             int r = hc_decl_rack(d, rname, 0);
             if (r < 0) {
                 rc = HCCL_E_MEMORY;

@@ -30,6 +30,7 @@
 #include <hccl/hccl_types.h>
 
 #include "../src/env.h"
+#include "../src/file.h"
 #include "../src/log.h"
 
 const char *const hc_topo_level_names[HC_TOPO_LEVELS] = {"group", "node", "rack", "cluster"};
@@ -207,9 +208,11 @@ static int check_overrides(build_t *b)
         const hc_topo_facts_t *f = &t->r[i].facts;
         if (!t->r[i].have_facts)
             continue;
+        char why[128];
         if (f->ovr_errno)
             return err_para("rank %u cannot read HCCL_TOPO_FILE=%s: %s; every rank must see the "
-                            "same topology file", i, b->cfg->topo_file, strerror(f->ovr_errno));
+                            "same topology file", i, b->cfg->topo_file,
+                            hc_file_strerror(f->ovr_errno, HC_TOPO_FILE_MAX, why, sizeof(why)));
     }
     for (uint32_t i = 1; i < t->nranks; i++)
         if (t->r[i].have_facts && t->r[0].have_facts &&
@@ -238,7 +241,9 @@ static int place_nodes(build_t *b)
                                 "line, or none (then ranks are placed by host name)", b->srcname,
                                 t->r[i].world);
     }
-    if (b->first && any_declared && d->nranks > (int)n && !d->json) {
+    /* a rank beyond the job is a mistake even when no rank is in it (then
+     * nothing would be placed by the file at all) */
+    if (b->first && d->nranks > (int)n && !d->json) {
         for (int w = (int)n; w < d->nranks; w++)
             if (d->ranks[w].set)
                 return err_para("%s line %d: rank %d, but the job has %u ranks (0..%u)",

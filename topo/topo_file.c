@@ -31,6 +31,7 @@
 #include <strings.h>
 #include <hccl/hccl_types.h>
 
+#include "../src/file.h"
 #include "topo.h"
 #include "topo_int.h"
 
@@ -50,6 +51,8 @@ void hc_decl_free(hc_decl_t *d)
     free(d->devs);
     free(d->links);
     free(d->ranks);
+    for (int k = 0; k < 3; k++)
+        free(d->ix[k].slot);
     hc_decl_init(d);
 }
 
@@ -69,25 +72,94 @@ static int grow(void **p, int *cap, int need, size_t elem)
     return 0;
 }
 
+/* Name indexes: open addressing over the entries of one array, so that
+ * find-or-add costs the same for the 100000th node as for the first. A
+ * device's key is its node and its name. */
+enum { IX_RACK, IX_NODE, IX_DEV };
+
+static const char *ix_key(const hc_decl_t *d, int kind, int i, int *scope)
+{
+    *scope = kind == IX_DEV ? d->devs[i].node : -1;
+    return kind == IX_RACK ? d->racks[i].name : kind == IX_NODE ? d->nodes[i].name
+                                                                  : d->devs[i].name;
+}
+
+static uint32_t ix_hash(int scope, const char *name)
+{
+    uint64_t h = hc_topo_hash(HC_HASH_INIT, &scope, sizeof(scope));
+    h = hc_topo_hash(h, name, strlen(name));
+    return (uint32_t)(h ^ (h >> 32));
+}
+
+/* The entry with this key, else -1 and *pos = the free slot for it. */
+static int ix_find(const hc_decl_t *d, int kind, int scope, const char *name, uint32_t *pos)
+{
+    const hc_decl_index_t *ix = &d->ix[kind];
+    if (ix->cap == 0)
+        return -1;
+    for (uint32_t p = ix_hash(scope, name) & (ix->cap - 1);; p = (p + 1) & (ix->cap - 1)) {
+        int e = ix->slot[p], sc;
+        if (e < 0) {
+            *pos = p;
+            return -1;
+        }
+        const char *k = ix_key(d, kind, e, &sc);
+        if (sc == scope && strcmp(k, name) == 0)
+            return e;
+    }
+}
+
+/* Index entry i (its key is filled in); the table stays at most half full. */
+static int ix_add(hc_decl_t *d, int kind, int i)
+{
+    hc_decl_index_t *ix = &d->ix[kind];
+    int sc;
+    uint32_t pos;
+    if ((ix->n + 1) * 2 > ix->cap) {
+        uint32_t ncap = ix->cap ? ix->cap * 2 : 64;
+        int *ns = malloc(ncap * sizeof(int));
+        if (ns == NULL)
+            return -1;
+        for (uint32_t k = 0; k < ncap; k++)
+            ns[k] = -1;
+        free(ix->slot);
+        ix->slot = ns;
+        ix->cap = ncap;
+        ix->n = 0;
+        for (int e = 0; e < i; e++) {
+            const char *k = ix_key(d, kind, e, &sc);
+            ix_find(d, kind, sc, k, &pos);
+            ix->slot[pos] = e;
+            ix->n++;
+        }
+    }
+    const char *k = ix_key(d, kind, i, &sc);
+    ix_find(d, kind, sc, k, &pos);
+    ix->slot[pos] = i;
+    ix->n++;
+    return 0;
+}
+
 int hc_decl_rack(hc_decl_t *d, const char *name, int line)
 {
-    for (int i = 0; i < d->nracks; i++)
-        if (strcmp(d->racks[i].name, name) == 0)
-            return i;
+    uint32_t pos;
+    int i = ix_find(d, IX_RACK, -1, name, &pos);
+    if (i >= 0)
+        return i;
     if (grow((void **)&d->racks, &d->racks_cap, d->nracks + 1, sizeof(hc_decl_rack_t)))
         return -1;
     hc_decl_rack_t *r = &d->racks[d->nracks];
     snprintf(r->name, sizeof(r->name), "%s", name);
     r->line = line;
+    if (ix_add(d, IX_RACK, d->nracks))
+        return -1;
     return d->nracks++;
 }
 
 int hc_decl_find_node(const hc_decl_t *d, const char *name)
 {
-    for (int i = 0; i < d->nnodes; i++)
-        if (strcmp(d->nodes[i].name, name) == 0)
-            return i;
-    return -1;
+    uint32_t pos;
+    return ix_find(d, IX_NODE, -1, name, &pos);
 }
 
 int hc_decl_node(hc_decl_t *d, const char *name, int line)
@@ -101,14 +173,17 @@ int hc_decl_node(hc_decl_t *d, const char *name, int line)
     snprintf(n->name, sizeof(n->name), "%s", name);
     n->rack = -1;
     n->line = line;
+    if (ix_add(d, IX_NODE, d->nnodes))
+        return -1;
     return d->nnodes++;
 }
 
 int hc_decl_dev(hc_decl_t *d, int node, const char *name, int line)
 {
-    for (int i = 0; i < d->ndevs; i++)
-        if (d->devs[i].node == node && strcmp(d->devs[i].name, name) == 0)
-            return i;
+    uint32_t pos;
+    int i = ix_find(d, IX_DEV, node, name, &pos);
+    if (i >= 0)
+        return i;
     if (grow((void **)&d->devs, &d->devs_cap, d->ndevs + 1, sizeof(hc_decl_dev_t)))
         return -1;
     hc_decl_dev_t *v = &d->devs[d->ndevs];
@@ -116,6 +191,8 @@ int hc_decl_dev(hc_decl_t *d, int node, const char *name, int line)
     snprintf(v->name, sizeof(v->name), "%s", name);
     v->numa = -1;
     v->line = line;
+    if (ix_add(d, IX_DEV, d->ndevs))
+        return -1;
     return d->ndevs++;
 }
 
@@ -143,57 +220,14 @@ hc_decl_link_t *hc_decl_add_link(hc_decl_t *d)
     return l;
 }
 
-char *hc_topo_read_file(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (f == NULL)
-        return NULL;
-    size_t cap = 4096, n = 0;
-    char *buf = malloc(cap);
-    while (buf) {
-        if (n + 1 >= cap) {
-            char *nb = realloc(buf, cap * 2);
-            if (nb == NULL) {
-                free(buf);
-                buf = NULL;
-                errno = ENOMEM;
-                break;
-            }
-            buf = nb;
-            cap *= 2;
-        }
-        size_t got = fread(buf + n, 1, cap - n - 1, f);
-        n += got;
-        if (got == 0) {
-            if (ferror(f)) {
-                free(buf);
-                buf = NULL;
-                errno = EIO;
-            }
-            break;
-        }
-    }
-    fclose(f);
-    if (buf) {
-        buf[n] = '\0';
-        if (len)
-            *len = n;
-    }
-    return buf;
-}
-
 int hc_decl_load(const char *path, hc_decl_t *d, char *err, size_t errlen)
 {
-    size_t len;
-    char *text = hc_topo_read_file(path, &len);
-    if (text == NULL) {
-        snprintf(err, errlen, "cannot read the file: %s", strerror(errno));
-        return HCCL_E_OPEN_FILE_FAILURE;
-    }
-    if (strlen(text) != len) {
-        snprintf(err, errlen, "the file contains a NUL byte (not a text file?)");
-        free(text);
-        return HCCL_E_PARA;
+    char *text, why[128];
+    int code = hc_file_read(path, HC_TOPO_FILE_MAX, &text, NULL);
+    if (code != 0) {
+        snprintf(err, errlen, "cannot read the file: %s",
+                 hc_file_strerror(code, HC_TOPO_FILE_MAX, why, sizeof(why)));
+        return code == ENOMEM ? HCCL_E_MEMORY : code > 0 ? HCCL_E_OPEN_FILE_FAILURE : HCCL_E_PARA;
     }
     snprintf(d->path, sizeof(d->path), "%s", path);
     const char *p = text;
@@ -207,12 +241,17 @@ int hc_decl_load(const char *path, hc_decl_t *d, char *err, size_t errlen)
 
 /* ---- units --------------------------------------------------------------- */
 
+/* The largest bandwidth (B/s) and latency (s) taken: bounded in the unit
+ * hcomm stores, so that what hc_topo_write prints in its own units parses
+ * back. */
+#define MAX_UNIT_VALUE 1e30
+
 static int parse_double(const char *s, double *v, const char **rest)
 {
     char *end;
     errno = 0;
     double x = strtod(s, &end);
-    if (end == s || errno || !(x >= 0) || x > 1e30)
+    if (end == s || errno || !(x >= 0))
         return -1;
     *v = x;
     *rest = end;
@@ -234,7 +273,7 @@ int hc_parse_bw(const char *s, double *out)
     for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++)
         if (strcmp(u, units[i].u) == 0) {
             *out = v * units[i].f;
-            return *out > 0 ? 0 : -1;
+            return *out > 0 && *out <= MAX_UNIT_VALUE ? 0 : -1;
         }
     return -1;
 }
@@ -252,7 +291,7 @@ int hc_parse_lat(const char *s, double *out)
     for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++)
         if (strcmp(u, units[i].u) == 0) {
             *out = v * units[i].f;
-            return 0;
+            return *out <= MAX_UNIT_VALUE ? 0 : -1;
         }
     return -1;
 }
@@ -306,7 +345,7 @@ static int fail(pctx_t *p, const char *fmt, ...)
     return HCCL_E_PARA;
 }
 
-static int valid_name(const char *s, size_t max)
+int hc_decl_name_ok(const char *s, size_t max)
 {
     size_t n = strlen(s);
     if (n == 0 || n >= max)
@@ -427,7 +466,7 @@ static const char *attr(const attrs_t *a, const char *key)
 
 static int name_arg(pctx_t *p, const char *stmt, const char *what, const char *v, size_t max)
 {
-    if (!valid_name(v, max))
+    if (!hc_decl_name_ok(v, max))
         return fail(p, "%s: '%s' is not a valid %s (letters, digits and _.:-+@, at most %zu "
                     "characters)", stmt, v, what, max - 1);
     return HCCL_SUCCESS;

@@ -38,7 +38,7 @@ typedef struct {
     uint32_t magic, version;
     uint64_t phys;       /* physical host: hash of boot id and host name */
     uint64_t ovr_hash;   /* hash of the topology overrides this process sees */
-    int32_t ovr_errno;   /* reading HCCL_TOPO_FILE failed with this errno */
+    int32_t ovr_errno;   /* reading HCCL_TOPO_FILE failed: hc_file_read's code */
     uint8_t hw_ok;       /* hwloc ran */
     uint8_t ndev;
     uint16_t npackages, nnuma, ncores, npus;
@@ -105,6 +105,12 @@ typedef struct {
     int line;
 } hc_decl_level_t;
 
+/* A hash index over racks, nodes or devices (topo/topo_file.c). */
+typedef struct {
+    int *slot;            /* entry index, -1 free */
+    uint32_t cap, n;
+} hc_decl_index_t;
+
 typedef struct hc_decl {
     char path[1024];
     int json;             /* an HCCL rank table */
@@ -121,6 +127,7 @@ typedef struct hc_decl {
     int nranks, ranks_cap;
     hc_decl_level_t level[4];
     uint32_t port;        /* rank table: rendezvous port ("hcomm_port"), 0 = not said */
+    hc_decl_index_t ix[3]; /* by name: racks, nodes, devices (node and name) */
 } hc_decl_t;
 
 void hc_decl_init(hc_decl_t *d);
@@ -134,14 +141,20 @@ int hc_decl_find_node(const hc_decl_t *d, const char *name);
 hc_decl_rank_t *hc_decl_rank(hc_decl_t *d, int r);
 hc_decl_link_t *hc_decl_add_link(hc_decl_t *d);
 
+/* The largest topology file or rank table read (src/file.h): a rank table
+ * of 100k ranks takes about 10 MB. */
+#define HC_TOPO_FILE_MAX ((size_t)64 << 20)
+
 /* Read a topology file or a rank table (JSON, detected by its first
  * character) into d. On error returns HCCL_E_PARA (or
  * HCCL_E_OPEN_FILE_FAILURE) and writes "line N: what" into err. */
 int hc_decl_load(const char *path, hc_decl_t *d, char *err, size_t errlen);
 int hc_decl_parse_text(const char *text, hc_decl_t *d, char *err, size_t errlen);
 int hc_decl_parse_json(const char *text, hc_decl_t *d, char *err, size_t errlen);
-/* Read a whole file (NUL-terminated, malloc'ed); NULL with errno set. */
-char *hc_topo_read_file(const char *path, size_t *len);
+
+/* A name the topology file can hold (and so the dump of a model): letters,
+ * digits and _.:-+@, 1 to max-1 characters. */
+int hc_decl_name_ok(const char *s, size_t max);
 
 /* "12.5GB/s", "100Gb/s" -> bytes/s; "2us" -> seconds. 0 ok, -1 bad. */
 int hc_parse_bw(const char *s, double *out);

@@ -49,6 +49,9 @@
  *    type, op or item -> HCCL_E_PARA; AllGatherV inside a group ->
  *    HCCL_E_NOT_SUPPORT; HIF8/FP8E8M0 with a reduction ->
  *    HCCL_E_NOT_SUPPORT; HcclCommRegister with flag != 0 -> HCCL_E_PARA.
+ *  - HcclCommInitClusterInfo of a FIFO or a device (no regular file) ->
+ *    HCCL_E_PARA, of a directory -> HCCL_E_OPEN_FILE_FAILURE (like a missing
+ *    file), without reading it.
  *
  * Usage: test_errors                   the checks above
  *        test_errors --expect-init-fail [CODE]
@@ -61,6 +64,7 @@
 #include <hccl/hccl.h>
 #include <hccl/hccl_mpi.h>
 
+#include <errno.h>
 #include <inttypes.h>
 #include <malloc.h>
 #include <pthread.h>
@@ -68,6 +72,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #define BUFBYTES 4096 /* room for 64 INT128 elements and any count used here */
 #define CNT 8         /* non-zero count used by the bad calls */
@@ -573,6 +579,33 @@ static void local_only(void)
     comm_usable("rank-0-only bad calls");
 }
 
+/* HcclCommInitClusterInfo on what is no regular file: refused at once,
+ * without reading it (a FIFO would block, /dev/zero never ends), comm not
+ * written. Every rank, each on its own (no rendezvous starts). */
+static void rank_table_not_a_file(void)
+{
+    char fifo[64];
+    snprintf(fifo, sizeof(fifo), "/tmp/test_errors_fifo.%d", (int)getpid());
+    if (mkfifo(fifo, 0600) != 0) {
+        failf("mkfifo %s: %s", fifo, strerror(errno));
+        return;
+    }
+    const char *paths[3] = {fifo, "/dev/zero", "/"};
+    static const HcclResult exp[3] = {HCCL_E_PARA, HCCL_E_PARA, HCCL_E_OPEN_FILE_FAILURE};
+    HcclResult res[3];
+    HcclComm sentinel = (HcclComm)(uintptr_t)0x5a5a, c;
+    for (int i = 0; i < 3; i++) {
+        c = sentinel;
+        res[i] = HcclCommInitClusterInfo(paths[i], (uint32_t)g_rank, &c);
+        g_checks++;
+        if (c != sentinel)
+            failf("HcclCommInitClusterInfo(%s) wrote comm", paths[i]);
+    }
+    unlink(fifo);
+    expect_codes("HcclCommInitClusterInfo of a FIFO, /dev/zero, /", res, exp, 3);
+    comm_usable("HcclCommInitClusterInfo of files that are not rank tables");
+}
+
 /* HcclMemAlloc / HcclCommRegister and their refusals (see the top). */
 static void registration(void)
 {
@@ -859,6 +892,7 @@ int main(int argc, char **argv)
     type_mismatch();
     zero_counts();
     local_only();
+    rank_table_not_a_file();
     registration();
     comm_config();
     hccl_calls();

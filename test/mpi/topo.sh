@@ -14,7 +14,9 @@
 #  4. overrides change what is chosen: the INFO log shows the groups and the
 #     ring order, and HIER is selected only with the groups declared;
 #  5. a bad override fails HcclCommInitMpi with HCCL_E_PARA on every rank
-#     (naming the file line), none hangs; ranks that disagree fail alike;
+#     (naming the file line), none hangs; ranks that disagree fail alike; a
+#     FIFO as the topology file is refused, not read; a file whose ranks are
+#     all beyond the job is an error;
 #  6. HcclCommInitClusterInfo from a rank table (2 servers on this machine);
 #  7. HCCL_TOPO_DUMP_FILE writes a file that reads back into the same ring.
 set -u
@@ -113,7 +115,19 @@ HCCL_NVLINK_MAP=0-1 run 4 test_topo fail 1 >"$tmp/f3.log" 2>&1 || fail "HCCL_NVL
 HCCL_TOPO_FILE=/nonexistent/x.topo run 4 test_topo fail 1 >"$tmp/f4.log" 2>&1 ||
     fail "missing file"
 run 4 test_topo mismatch >"$tmp/f5.log" 2>&1 || fail "ranks that disagree"
-grep -h "test_topo" "$tmp"/f[1-5].log
+# a FIFO is refused, not read (reading it would block init)
+mkfifo "$tmp/fifo.topo"
+HCCL_TOPO_FILE="$tmp/fifo.topo" run 4 test_topo fail 1 >"$tmp/f6.log" 2>&1 || fail "FIFO"
+n=$(grep -c "fifo.topo: not a regular file" "$tmp/f6.log")
+echo "ranks that refused the FIFO: $n of 4"
+[ "$n" -eq 4 ] || fail "FIFO message on every rank"
+# a file whose ranks are all beyond the job is not ignored
+printf 'hcomm-topology 1\nrank 100-103 node=a\n' >"$tmp/far.topo"
+HCCL_TOPO_FILE="$tmp/far.topo" run 4 test_topo fail 1 >"$tmp/f7.log" 2>&1 || fail "far ranks"
+n=$(grep -c "far.topo line 2: rank 100, but the job has 4 ranks" "$tmp/f7.log")
+echo "ranks that named the rank beyond the job: $n of 4"
+[ "$n" -eq 4 ] || fail "far ranks message on every rank"
+grep -h "test_topo" "$tmp"/f[1-7].log
 
 echo "=== 6. HcclCommInitClusterInfo from a rank table (2 servers on this machine)"
 port=$((20000 + $$ % 20000))

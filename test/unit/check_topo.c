@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <hccl/hccl.h>
@@ -30,6 +31,7 @@
 #include "coll/hier.h"
 #include "src/env.h"
 #include "src/exec.h"
+#include "src/log.h"
 #include "src/transport_loop.h"
 #include "topo/topo.h"
 #include "topo/topo_int.h"
@@ -299,6 +301,62 @@ START_TEST(test_parse_bad)
 }
 END_TEST
 
+/* Only regular files, at most HC_TOPO_FILE_MAX bytes, without NUL bytes:
+ * a FIFO must not block, /dev/zero must not be read until memory runs out. */
+static int load_err(const char *path, char *err, size_t errlen)
+{
+    hc_decl_t d;
+    hc_decl_init(&d);
+    err[0] = '\0';
+    int rc = hc_decl_load(path, &d, err, errlen);
+    hc_decl_free(&d);
+    return rc;
+}
+
+START_TEST(test_file_kinds)
+{
+    char dir[] = "/tmp/check_topo_XXXXXX", path[256], err[600];
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(path, sizeof(path), "%s/fifo", dir);
+    ck_assert_int_eq(mkfifo(path, 0600), 0);
+    ck_assert_int_eq(load_err(path, err, sizeof(err)), HCCL_E_PARA);
+    ck_assert_msg(strstr(err, "not a regular file") != NULL, "%s", err);
+    unlink(path);
+    ck_assert_int_eq(load_err("/dev/zero", err, sizeof(err)), HCCL_E_PARA);
+    ck_assert_msg(strstr(err, "not a regular file") != NULL, "%s", err);
+    ck_assert_int_eq(load_err(dir, err, sizeof(err)), HCCL_E_OPEN_FILE_FAILURE);
+    ck_assert_msg(strstr(err, "directory") != NULL, "%s", err);
+    /* one byte over the cap (sparse: nothing is written) */
+    snprintf(path, sizeof(path), "%s/big", dir);
+    FILE *f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs("hcomm-topology 1\n", f);
+    fclose(f);
+    ck_assert_int_eq(truncate(path, (off_t)HC_TOPO_FILE_MAX + 1), 0);
+    ck_assert_int_eq(load_err(path, err, sizeof(err)), HCCL_E_PARA);
+    ck_assert_msg(strstr(err, "larger than") != NULL, "%s", err);
+    /* a NUL byte */
+    f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    fwrite("hcomm-topology 1\n\0rank 0 node=a\n", 1, 32, f);
+    fclose(f);
+    ck_assert_int_eq(load_err(path, err, sizeof(err)), HCCL_E_PARA);
+    ck_assert_msg(strstr(err, "NUL byte") != NULL, "%s", err);
+    /* a good file through a symbolic link */
+    f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs("hcomm-topology 1\nrank 0-1 node=a\n", f);
+    fclose(f);
+    char link[300];
+    snprintf(link, sizeof(link), "%s/link", dir);
+    ck_assert_int_eq(symlink(path, link), 0);
+    ck_assert_msg(load_err(link, err, sizeof(err)) == HCCL_SUCCESS, "%s", err);
+    unlink(link);
+    unlink(path);
+    rmdir(dir);
+}
+END_TEST
+
 static const char *RANKTABLE =
     "{\n"
     "  \"version\": \"1.0\", \"status\": \"completed\", \"server_count\": \"4\",\n"
@@ -359,6 +417,17 @@ START_TEST(test_ranktable)
          "server_count says 2 but server_list has 1"},
         {"{\"server_list\": [{\"server_id\": \"a\", \"host_ip\": \"nohost\", \"device\": []}]}",
          "server_list[0].host_ip: 'nohost' is not an IP address"},
+        /* names go into the model and its dump: topology-file names only */
+        {"{\"server_list\": [{\"server_id\": \"node a\", \"device\": []}]}",
+         "server_list[0].server_id: 'node a' is not a name hcomm takes"},
+        {"{\"server_list\": [{\"server_id\": \"a\", \"rack_id\": \"r#1\", \"device\": []}]}",
+         "server_list[0].rack_id: 'r#1' is not a name"},
+        {"{\"server_list\": [{\"server_id\": \"a\", \"device\": [{\"device_id\": \"0\", "
+         "\"rank_id\": \"0\", \"device_ip\": \"x y\"}]}]}",
+         "server_list[0].device[0].device_ip: 'x y' is not a name"},
+        {"{\"server_list\": [{\"server_id\": \"a\", \"device\": [{\"device_id\": \"0\", "
+         "\"rank_id\": \"0\"}]}], \"super_pod_list\": [{\"super_pod_id\": \"p 1\"}]}",
+         "super_pod_list[0].super_pod_id: 'podp 1' is not a name"},
     };
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         hc_decl_init(&d);
@@ -479,21 +548,37 @@ START_TEST(test_file_errors)
          "line 4: level rack: link kind 'carrier-pigeon' is not one hcomm knows"},
         {"hcomm-topology 1\nrank 0-3 node=a\nrank 4-7 node=b\nlink 3 4\n",
          "line 4: link 3 4 joins ranks on different nodes"},
+        /* every rank out of range: not ignored */
+        {"hcomm-topology 1\nnode a\nrank 100-107 node=a\n",
+         "bad.topo line 3: rank 100, but the job has 8 ranks (0..7)"},
+        {"hcomm-topology 1\nrank 8 node=a\n", "bad.topo line 2: rank 8, but the job has 8 ranks"},
     };
+    const hc_config_t *genv; /* loaded first: loading applies HCCL_DEBUG_FILE */
+    hc_env_global(&genv);
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         hc_topo_reset();
         cards_t *c = cards_new(8);
         hc_config_t *cfg = cfg_new();
         snprintf(cfg->topo_file, sizeof(cfg->topo_file), "%s", write_tmp("bad.topo", bad[i].text));
         hc_topo_t *t = NULL;
+        /* the error names the file and the line: read back from the log */
+        char log[600];
+        snprintf(log, sizeof(log), "%s/log%zu.txt", tmpdir, i);
+        hc_log_configure(HC_LOG_ERROR, HC_SUB_ALL, log);
         int rc = hc_topo_create(8, 0, c->m, cfg, &t);
+        hc_log_configure(HC_LOG_WARN, HC_SUB_ALL, "");
         ck_assert_msg(rc == HCCL_E_PARA, "case %zu accepted", i);
         ck_assert_ptr_null(t);
+        char got[2048] = "";
+        FILE *f = fopen(log, "r");
+        ck_assert_ptr_nonnull(f);
+        got[fread(got, 1, sizeof(got) - 1, f)] = '\0';
+        fclose(f);
+        ck_assert_msg(strstr(got, bad[i].want) != NULL, "case %zu: got '%s', want '%s'", i, got,
+                      bad[i].want);
         cfg_free(cfg);
         cards_free(c);
     }
-    /* the error names the file and the line: checked through the log text
-     * that hc_topo_create leaves in its last error (topo.c logs it) */
 }
 END_TEST
 
@@ -961,6 +1046,85 @@ START_TEST(test_hier_units)
 }
 END_TEST
 
+/* Large declarations: a rank table of 100000 ranks (12500 servers of 8)
+ * and a topology file of 40000 nodes, each with a device, parse into the
+ * right places, and a name given twice is still found at that size. */
+static char *big_ranktable(uint32_t servers, const char *extra)
+{
+    size_t cap = (size_t)servers * 8 * 64 + 4096, o = 0;
+    char *t = malloc(cap);
+    ck_assert_ptr_nonnull(t);
+    o += (size_t)snprintf(t + o, cap - o, "{\"version\": \"1.0\", \"server_list\": [\n");
+    for (uint32_t s = 0; s < servers; s++) {
+        o += (size_t)snprintf(t + o, cap - o, "%s{\"server_id\": \"10.%u.%u.%u\", \"device\": [",
+                              s ? ",\n" : "", s >> 16, (s >> 8) & 255, s & 255);
+        for (uint32_t k = 0; k < 8; k++)
+            o += (size_t)snprintf(t + o, cap - o, "%s{\"device_id\": %u, \"rank_id\": %u}",
+                                  k ? ", " : "", k, s * 8 + k);
+        o += (size_t)snprintf(t + o, cap - o, "]}");
+    }
+    snprintf(t + o, cap - o, "%s]}\n", extra);
+    return t;
+}
+
+START_TEST(test_large_decl)
+{
+    const uint32_t S = 12500;
+    char err[600] = "";
+    hc_decl_t d;
+    hc_decl_init(&d);
+    char *text = big_ranktable(S, "");
+    ck_assert_msg(hc_decl_parse_json(text, &d, err, sizeof(err)) == HCCL_SUCCESS, "%s", err);
+    ck_assert_int_eq(d.nnodes, (int)S);
+    ck_assert_int_eq(d.ndevs, (int)S * 8);
+    ck_assert_int_eq(d.nranks, (int)S * 8);
+    for (uint32_t r = 0; r < S * 8; r += 997) {
+        char want[32];
+        snprintf(want, sizeof(want), "10.%u.%u.%u", (r / 8) >> 16, ((r / 8) >> 8) & 255,
+                 (r / 8) & 255);
+        ck_assert_str_eq(d.nodes[d.ranks[r].node].name, want);
+        ck_assert_int_eq(d.devs[d.ranks[r].dev].node, d.ranks[r].node);
+        ck_assert_int_eq(d.devs[d.ranks[r].dev].name[3] - '0', (int)(r % 8));
+        ck_assert_int_eq(hc_decl_find_node(&d, want), d.ranks[r].node);
+    }
+    hc_decl_free(&d);
+    free(text);
+    /* the first server again, at the end */
+    text = big_ranktable(S, ",\n{\"server_id\": \"10.0.0.0\", \"device\": []}");
+    hc_decl_init(&d);
+    ck_assert_int_eq(hc_decl_parse_json(text, &d, err, sizeof(err)), HCCL_E_PARA);
+    ck_assert_msg(strstr(err, "server_list[12500].server_id: '10.0.0.0' appears twice"), "%s", err);
+    hc_decl_free(&d);
+    free(text);
+
+    const uint32_t N = 40000;
+    size_t cap = (size_t)N * 64 + 256, o = 0;
+    text = malloc(cap);
+    ck_assert_ptr_nonnull(text);
+    o += (size_t)snprintf(text, cap, "hcomm-topology 1\n");
+    for (uint32_t i = 0; i < N; i++)
+        o += (size_t)snprintf(text + o, cap - o, "node n%u rack=r%u\ndevice n%u/gpu0\n", i,
+                              i / 40, i);
+    o += (size_t)snprintf(text + o, cap - o, "rank 0 node=n%u device=gpu0\n", N - 1);
+    hc_decl_init(&d);
+    ck_assert_msg(hc_decl_parse_text(text, &d, err, sizeof(err)) == HCCL_SUCCESS, "%s", err);
+    ck_assert_int_eq(d.nnodes, (int)N);
+    ck_assert_int_eq(d.ndevs, (int)N);
+    ck_assert_int_eq(d.nracks, (int)N / 40);
+    ck_assert_int_eq(d.ranks[0].node, (int)N - 1);
+    ck_assert_int_eq(d.ranks[0].dev, (int)N - 1);
+    ck_assert_int_eq(d.nodes[N - 1].rack, (int)(N - 1) / 40);
+    hc_decl_free(&d);
+    /* a node declared twice */
+    snprintf(text + o, cap - o, "node n%u\n", N / 2);
+    hc_decl_init(&d);
+    ck_assert_int_eq(hc_decl_parse_text(text, &d, err, sizeof(err)), HCCL_E_PARA);
+    ck_assert_msg(strstr(err, "already declared on line"), "%s", err);
+    hc_decl_free(&d);
+    free(text);
+}
+END_TEST
+
 /* 64 nodes x 8, 2 racks: construction and a run of every HIER collective */
 START_TEST(test_hier_large)
 {
@@ -1269,6 +1433,10 @@ static Suite *topo_suite(void)
     tcase_add_test(tc, test_parse_bad);
     tcase_add_test(tc, test_ranktable);
     suite_add_tcase(su, tc);
+    tc = tcase_create("files");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, test_file_kinds);
+    suite_add_tcase(su, tc);
     tc = tcase_create("model");
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, test_detected_64x8);
@@ -1297,6 +1465,7 @@ static Suite *topo_suite(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_set_timeout(tc, 300);
     tcase_add_test(tc, test_hier_large);
+    tcase_add_test(tc, test_large_decl);
     suite_add_tcase(su, tc);
     return su;
 }

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #if defined(__x86_64__) || defined(__i386__)
 #include <cpuid.h>
@@ -389,11 +390,30 @@ START_TEST(test_forced_fallback)
 }
 END_TEST
 
+/* A tuning file with text in a new file named after tmpl ("..XXXXXX"),
+ * sparse up to size bytes when that is more. */
+static void write_tmp_tune(char *tmpl, const char *text, off_t size)
+{
+    int fd = mkstemp(tmpl);
+    ck_assert_int_ge(fd, 0);
+    ck_assert_int_eq(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+    if (size > (off_t)strlen(text))
+        ck_assert_int_eq(ftruncate(fd, size), 0);
+    close(fd);
+}
+
+/* HCCL_TUNE_FILE=path fails the communicator. */
+static void tune_file_refused(const char *path)
+{
+    snprintf(cfg.tune_file, sizeof(cfg.tune_file), "%s", path);
+    hc_tune_t *none = NULL;
+    ck_assert_int_eq(hc_tune_create(&cfg, 4, &flat, &none), HCCL_E_PARA);
+    ck_assert_ptr_null(none);
+}
+
 START_TEST(test_tune_file)
 {
     char path[] = "/tmp/check_tune_XXXXXX", err[64];
-    int fd = mkstemp(path);
-    ck_assert_int_ge(fd, 0);
     const char *text = "# from hcomm-tune\n"
                        "allreduce 0-4K     *    RD\n"
                        "allreduce 4K-1M    2-4  HD   chunk=64K\n"
@@ -402,8 +422,7 @@ START_TEST(test_tune_file)
                        "allreduce *        *    RD   when=hier\n"
                        "broadcast 1M-*     *    SCATTER_ALLGATHER\n"
                        "reducescatter 1M-* *    RING chunk=32K nt\n";
-    ck_assert_int_eq(write(fd, text, strlen(text)), (ssize_t)strlen(text));
-    close(fd);
+    write_tmp_tune(path, text, 0);
     snprintf(cfg.tune_file, sizeof(cfg.tune_file), "%s", path);
     uint64_t chunk;
     hc_tune_t *t = make(4, NULL);
@@ -457,18 +476,25 @@ START_TEST(test_tune_file)
 
     /* a bad file fails the communicator */
     char bad[] = "/tmp/check_tune_XXXXXX";
-    fd = mkstemp(bad);
-    ck_assert_int_ge(fd, 0);
-    text = "allreduce * * RING\nallreduce * * SPIRAL\n";
-    ck_assert_int_eq(write(fd, text, strlen(text)), (ssize_t)strlen(text));
-    close(fd);
-    snprintf(cfg.tune_file, sizeof(cfg.tune_file), "%s", bad);
-    hc_tune_t *none = NULL;
-    ck_assert_int_eq(hc_tune_create(&cfg, 4, &flat, &none), HCCL_E_PARA);
-    ck_assert_ptr_null(none);
+    write_tmp_tune(bad, "allreduce * * RING\nallreduce * * SPIRAL\n", 0);
+    tune_file_refused(bad);
     unlink(bad);
-    snprintf(cfg.tune_file, sizeof(cfg.tune_file), "/nonexistent/tune.txt");
-    ck_assert_int_eq(hc_tune_create(&cfg, 4, &flat, &none), HCCL_E_PARA);
+    tune_file_refused("/nonexistent/tune.txt");
+    /* not a regular file: refused, not read (a FIFO would block forever) */
+    char fifo[] = "/tmp/check_tune_XXXXXX";
+    ck_assert_ptr_nonnull(mkdtemp(fifo));
+    char fpath[64];
+    snprintf(fpath, sizeof(fpath), "%s/fifo", fifo);
+    ck_assert_int_eq(mkfifo(fpath, 0600), 0);
+    tune_file_refused(fpath);
+    unlink(fpath);
+    rmdir(fifo);
+    tune_file_refused("/dev/zero");
+    /* larger than 1 MB: refused, whatever it holds */
+    char big[] = "/tmp/check_tune_XXXXXX";
+    write_tmp_tune(big, "allreduce * * RING\n", (1 << 20) + 1);
+    tune_file_refused(big);
+    unlink(big);
     (void)err;
 }
 END_TEST
