@@ -631,7 +631,7 @@ int MPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
 /* An hcomm call failed: a log line, and MPI's error handler of comm. */
 static int hfail(MPI_Comm comm, const char *fn, HcclResult r)
 {
-    logmsg("%s on hcomm failed: %s", fn, HcclGetErrorString(r));
+    logmsg("%s on hcomm failed: %s (HcclResult %d)", fn, HcclGetErrorString(r), (int)r);
     PMPI_Comm_call_errhandler(comm, MPI_ERR_OTHER);
     return MPI_ERR_OTHER;
 }
