@@ -439,9 +439,9 @@ static int refuse_in_group(const char *fn)
 /* AlltoAllV over arrays of 4 * n elements that the caller fills (counts,
  * displacements: send, then receive) and this frees. */
 static int alltoallv_owned(uint64_t *v, uint32_t n, const void *sendBuf, const void *recvBuf,
-                           HcclDataType dt, hc_comm_t *c, void *stream)
+                           HcclDataType dt, HcclComm comm, void *stream)
 {
-    int rc = HcclAlltoAllV(sendBuf, v, v + n, dt, recvBuf, v + 2 * n, v + 3 * n, dt, c, stream);
+    int rc = HcclAlltoAllV(sendBuf, v, v + n, dt, recvBuf, v + 2 * n, v + 3 * n, dt, comm, stream);
     free(v);
     return rc;
 }
@@ -481,7 +481,7 @@ HcclResult HcclAllGatherV(void *sendBuf, uint64_t sendCount, void *recvBuf,
         v[2 * n + i] = rc_[i];
         v[3 * n + i] = rd[i];
     }
-    return (HcclResult)alltoallv_owned(v, n, sendBuf, recvBuf, dataType, c, stream);
+    return (HcclResult)alltoallv_owned(v, n, sendBuf, recvBuf, dataType, comm, stream);
 }
 
 HcclResult HcclAlltoAllVC(const void *sendBuf, const void *sendCountMatrix, HcclDataType sendType,
@@ -517,7 +517,7 @@ HcclResult HcclAlltoAllVC(const void *sendBuf, const void *sendCountMatrix, Hccl
         free(v);
         return (HcclResult)rc;
     }
-    return (HcclResult)alltoallv_owned(v, n, sendBuf, recvBuf, sendType, c, stream);
+    return (HcclResult)alltoallv_owned(v, n, sendBuf, recvBuf, sendType, comm, stream);
 }
 
 HcclResult HcclReduceScatterV(void *sendBuf, const void *sendCounts, const void *sendDispls,
@@ -550,7 +550,7 @@ HcclResult HcclReduceScatterV(void *sendBuf, const void *sendCounts, const void 
      * every rank (the same stream keeps them in that order) */
     for (uint32_t i = 0; i < c->nranks; i++) {
         char *blk = (char *)sendBuf + sd[i] * es;
-        CHECK(HcclReduce(blk, i == c->rank ? recvBuf : NULL, sc[i], dataType, op, i, c,
+        CHECK(HcclReduce(blk, i == c->rank ? recvBuf : NULL, sc[i], dataType, op, i, comm,
                          stream));
     }
     return HCCL_SUCCESS;
