@@ -85,11 +85,6 @@ int hc_ctx_acquire(hc_context_t **out)
         pthread_mutex_unlock(&g_ctx_lock);
         return HCCL_SUCCESS;
     }
-    rc = hc_shm_space_check(HC_SHM_DIR, env->buffsize);
-    if (rc != HCCL_SUCCESS) {
-        pthread_mutex_unlock(&g_ctx_lock);
-        return rc;
-    }
     hc_context_t *ctx = calloc(1, sizeof(*ctx));
     if (ctx == NULL) {
         pthread_mutex_unlock(&g_ctx_lock);
@@ -121,7 +116,14 @@ int hc_ctx_acquire(hc_context_t **out)
 #endif
     gethostname(me->host, sizeof(me->host) - 1);
     hc_topo_local_facts(env, me->topo, sizeof(me->topo));
-    hc_shm_ctx_init(ctx);
+    rc = hc_shm_ctx_init(ctx);
+    if (rc != HCCL_SUCCESS) {
+        hc_ucx_fini(ctx);
+        pthread_mutex_destroy(&ctx->lock);
+        free(ctx);
+        pthread_mutex_unlock(&g_ctx_lock);
+        return rc;
+    }
     ctx->refs = 1;
     g_ctx = ctx;
     *out = ctx;

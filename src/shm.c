@@ -5,11 +5,18 @@
 #endif
 #include "shm.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
 #include <sys/statvfs.h>
+#include <sys/sysmacros.h>
 #include <sys/uio.h>
+#include <time.h>
 #include <unistd.h>
 #include <hccl/hccl.h>
 
@@ -40,6 +47,149 @@ typedef struct hc_shm_ctx {
                          * (ctx->lock): a reused slot's flags are below it */
 } hc_shm_ctx_t;
 
+/* ---- what dead processes left in /dev/shm --------------------------- */
+
+/* UCX 1.13's name for a POSIX segment (src/uct/sm/mm/posix/mm_posix.c). */
+#define UCX_POSIX_PREFIX "ucx_shm_posix_"
+
+typedef struct {
+    dev_t dev;
+    ino_t ino;
+    off_t bytes;
+    int held;
+    char name[64];
+} stale_t;
+
+static void mark(stale_t *c, size_t n, dev_t dev, ino_t ino)
+{
+    for (size_t i = 0; i < n; i++)
+        if (c[i].ino == ino && c[i].dev == dev)
+            c[i].held = 1;
+}
+
+/* Mark the candidates that process `pid` (a /proc entry) has open or
+ * mapped. Open descriptors first: a creator that maps its file and then
+ * closes the descriptor is seen in one list or the other. */
+static void mark_process(const char *pid, stale_t *c, size_t n)
+{
+    char path[600];
+    snprintf(path, sizeof(path), "/proc/%s/fd", pid);
+    DIR *d = opendir(path);
+    if (d) {
+        struct dirent *e;
+        while ((e = readdir(d)) != NULL) {
+            struct stat st;
+            if (e->d_name[0] == '.')
+                continue;
+            snprintf(path, sizeof(path), "/proc/%s/fd/%s", pid, e->d_name);
+            if (stat(path, &st) == 0)
+                mark(c, n, st.st_dev, st.st_ino);
+        }
+        closedir(d);
+    }
+    snprintf(path, sizeof(path), "/proc/%s/maps", pid);
+    FILE *f = fopen(path, "re");
+    if (f == NULL)
+        return;
+    char line[512];
+    while (fgets(line, sizeof(line), f)) {
+        unsigned maj, min;
+        unsigned long long ino;
+        if (sscanf(line, "%*s %*s %*s %x:%x %llu", &maj, &min, &ino) == 3 && ino != 0)
+            mark(c, n, makedev(maj, min), (ino_t)ino);
+        while (strchr(line, '\n') == NULL && fgets(line, sizeof(line), f)) {
+        } /* the rest of a long line */
+    }
+    fclose(f);
+}
+
+void hc_shm_sweep(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (d == NULL)
+        return;
+    const uid_t me = geteuid();
+    stale_t *c = NULL;
+    size_t n = 0, cap = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        struct stat st;
+        if (strncmp(e->d_name, UCX_POSIX_PREFIX, strlen(UCX_POSIX_PREFIX)) != 0 ||
+            strlen(e->d_name) >= sizeof(c->name) ||
+            fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 ||
+            !S_ISREG(st.st_mode) || st.st_uid != me)
+            continue;
+        if (n == cap) {
+            size_t ncap = cap ? 2 * cap : 16;
+            stale_t *nc = realloc(c, ncap * sizeof(*c));
+            if (nc == NULL)
+                break;
+            c = nc;
+            cap = ncap;
+        }
+        c[n] = (stale_t){.dev = st.st_dev, .ino = st.st_ino, .bytes = st.st_size};
+        strcpy(c[n].name, e->d_name);
+        n++;
+    }
+    /* Every process that existed when the file was listed: a live file's
+     * creator holds it from its creation (shm_open) to its removal. */
+    DIR *proc = n ? opendir("/proc") : NULL;
+    if (proc) {
+        while ((e = readdir(proc)) != NULL)
+            if (e->d_name[0] >= '1' && e->d_name[0] <= '9')
+                mark_process(e->d_name, c, n);
+        closedir(proc);
+    }
+    unsigned removed = 0;
+    unsigned long long bytes = 0;
+    for (size_t i = 0; proc && i < n; i++) {
+        struct stat st;
+        if (c[i].held || fstatat(dirfd(d), c[i].name, &st, AT_SYMLINK_NOFOLLOW) != 0 ||
+            st.st_ino != c[i].ino || st.st_dev != c[i].dev)
+            continue;
+        if (unlinkat(dirfd(d), c[i].name, 0) == 0) {
+            removed++;
+            bytes += (unsigned long long)c[i].bytes;
+        } else
+            HC_INFO(HC_SUB_INIT, "%s/%s: left by a process that died, cannot remove it: %s",
+                    dir, c[i].name, strerror(errno));
+    }
+    if (removed)
+        HC_INFO(HC_SUB_INIT, "removed %u UCX shared-memory file%s (%llu MB) from %s that "
+                "processes of this user left when they died", removed, removed > 1 ? "s" : "",
+                bytes >> 20, dir);
+    free(c);
+    closedir(d);
+}
+
+/* One process of a host at a time checks the free space and creates its
+ * segment: a POSIX segment is written whole before the lock is let go, so
+ * the next process sees the space it took. The lock is flock(2) on the
+ * directory itself (no file to leave behind), dropped by the kernel when
+ * its holder dies; after `timeout_s` a process goes on without it. */
+static int space_lock(const char *dir, double timeout_s)
+{
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    const struct timespec tick = {0, 10 * 1000 * 1000};
+    for (double waited = 0; flock(fd, LOCK_EX | LOCK_NB) != 0; waited += 0.01) {
+        if (errno != EWOULDBLOCK && errno != EINTR) {
+            HC_INFO(HC_SUB_INIT, "flock(%s): %s: shared staging space checked without it",
+                    dir, strerror(errno));
+            break;
+        }
+        if (waited >= timeout_s) {
+            HC_WARN(HC_SUB_INIT, "flock(%s): another process has held it for %.0f s "
+                    "(HCCL_CONNECT_TIMEOUT): shared staging space checked without it", dir,
+                    timeout_s);
+            break;
+        }
+        nanosleep(&tick, NULL);
+    }
+    return fd; /* closing it lets go */
+}
+
 int hc_shm_space_check(const char *dir, uint64_t size)
 {
     struct statvfs vfs;
@@ -61,11 +211,10 @@ int hc_shm_space_check(const char *dir, uint64_t size)
     return HCCL_E_MEMORY;
 }
 
-void hc_shm_ctx_init(hc_context_t *ctx)
+/* Map the segment (under the space lock); without it, no fast path. */
+static void shm_map(hc_context_t *ctx, uint64_t size)
 {
     hc_card_t *me = &ctx->self;
-    me->shm_size = 0;
-    uint64_t size = ctx->env->buffsize;
     const uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
     uint64_t half = size / 2 < HC_SHM_HALF_MAX ? size / 2 : HC_SHM_HALF_MAX;
     half -= half % page;
@@ -130,6 +279,20 @@ void hc_shm_ctx_init(hc_context_t *ctx)
             (unsigned long long)half, rkey_len);
 }
 
+int hc_shm_ctx_init(hc_context_t *ctx)
+{
+    ctx->self.shm_size = 0;
+    const uint64_t size = ctx->env->buffsize;
+    const int lock = space_lock(HC_SHM_DIR, ctx->env->connect_timeout);
+    hc_shm_sweep(HC_SHM_DIR);
+    int rc = hc_shm_space_check(HC_SHM_DIR, size);
+    if (rc == HCCL_SUCCESS)
+        shm_map(ctx, size);
+    if (lock >= 0)
+        close(lock);
+    return rc;
+}
+
 void hc_shm_ctx_fini(hc_context_t *ctx)
 {
     for (uint32_t i = 0; i < ctx->npeers; i++) {
@@ -141,18 +304,19 @@ void hc_shm_ctx_fini(hc_context_t *ctx)
         p->shm_state = 0;
     }
     hc_shm_ctx_t *s = ctx->shm;
-    if (s == NULL)
-        return;
-    while (s->held) {
-        held_t *h = s->held;
-        s->held = h->next;
-        free(h->done);
-        free(h);
+    if (s) {
+        while (s->held) {
+            held_t *h = s->held;
+            s->held = h->next;
+            free(h->done);
+            free(h);
+        }
+        ucp_mem_unmap(ctx->ucp, s->memh);
+        free(s->slot);
+        free(s);
+        ctx->shm = NULL;
     }
-    ucp_mem_unmap(ctx->ucp, s->memh);
-    free(s->slot);
-    free(s);
-    ctx->shm = NULL;
+    hc_shm_sweep(HC_SHM_DIR); /* what local peers that died during the job left */
 }
 
 /* ---- regions ---------------------------------------------------------- */

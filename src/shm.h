@@ -66,17 +66,25 @@ typedef struct hc_shm_comm {
 
 /* Where the segment may live: UCX maps it System V where it can (no file,
  * pages taken as touched), else as a POSIX file in /dev/shm that it fills
- * whole first (a kill meanwhile leaves the file behind). */
+ * whole first and removes once written (a kill meanwhile leaves the file
+ * behind: hc_shm_sweep). docs/DESIGN.md, "Shared staging space". */
 #define HC_SHM_DIR "/dev/shm"
-/* Before the context maps anything: a segment of `size` bytes fits in the
- * free space of `dir` (HC_SHM_DIR): HCCL_SUCCESS, else HCCL_E_MEMORY with
- * the sizes logged (a process cannot know how many others of its host
- * will map theirs, so each checks its own against what is free now). */
+/* A segment of `size` bytes fits in the free space of `dir`: HCCL_SUCCESS,
+ * else HCCL_E_MEMORY with the sizes logged. */
 int hc_shm_space_check(const char *dir, uint64_t size);
+/* Remove from `dir` the UCX POSIX segment files (ucx_shm_posix_*) of this
+ * user that no process has open or mapped: those whose creator died while
+ * writing them. Files of processes this one cannot see in /proc (another
+ * PID namespace sharing the directory) count as unused. */
+void hc_shm_sweep(const char *dir);
 /* Map this process's segment and describe it in ctx->self (ctx->lock not
- * held; never fatal: without it there is no fast path). */
-void hc_shm_ctx_init(hc_context_t *ctx);
-/* Unmap peers' segments and our own (before the worker goes). */
+ * held): one process of the host at a time sweeps HC_SHM_DIR, checks the
+ * segment against its free space and maps it. HCCL_E_MEMORY (logged) when
+ * it does not fit; HCCL_SUCCESS otherwise, with or without a segment
+ * (without it there is no fast path). */
+int hc_shm_ctx_init(hc_context_t *ctx);
+/* Unmap peers' segments and our own (before the worker goes), then sweep
+ * HC_SHM_DIR (files of local peers that died during the job). */
 void hc_shm_ctx_fini(hc_context_t *ctx);
 
 /* Collective over c, at its first operation: decide whether c uses shared

@@ -14,7 +14,10 @@
 #                    from this script)
 #   HC_TEST_TIMEOUT  seconds before the job is killed (default 300)
 #   HC_MPIRUN_ARGS   extra launcher arguments (e.g. "--mca pml ob1")
-# Exit status: the program's; 124 on a timeout (hang).
+# Exit status: the program's; 124 on a timeout (hang), or 137 when the job
+# also ignored the SIGTERM. mpirun itself returns 137 when one of its ranks
+# was killed (SIGKILL), so scripts tell a hang by the line `timeout -v`
+# prints when it signals the job: "timeout: sending signal".
 set -u
 if [ $# -lt 2 ]; then
     echo "usage: sh mpirun.sh NP PROGRAM [ARGS...]" >&2
@@ -52,7 +55,7 @@ done
 
 tmo=
 if command -v timeout >/dev/null 2>&1; then
-    tmo="timeout -k 10 $HC_TEST_TIMEOUT"
+    tmo="timeout -v -k 10 $HC_TEST_TIMEOUT"
 fi
 
 # shellcheck disable=SC2086 # word splitting of the option lists is intended
@@ -61,7 +64,7 @@ set -- $tmo "$MPIRUN" --allow-run-as-root --oversubscribe --bind-to none -np "$n
 echo "+ $*"
 "$@"
 rc=$?
-if [ $rc -eq 124 ] || [ $rc -eq 137 ]; then
+if [ $rc -eq 124 ]; then
     echo "mpirun.sh: TIMEOUT: $prog on $np ranks did not finish in ${HC_TEST_TIMEOUT} s (hang?)" >&2
 fi
 exit $rc
