@@ -17,30 +17,45 @@ uint32_t HcommGetVersion(void)
     return HCOMM_VERSION_CODE;
 }
 
-int hc_bootstrap_prepare(const HcclCommConfig *config, uint32_t rank, hc_context_t **ctx,
-                         hc_config_t *cfg, hc_card_t *card)
+static void card_init(hc_card_t *card, uint32_t rank)
 {
     memset(card, 0, sizeof(*card));
-    memset(cfg, 0, sizeof(*cfg));
     card->magic = HC_CARD_MAGIC;
     card->abi = HC_ABI;
     card->version = HCOMM_VERSION_CODE;
     card->rank = rank;
-    *ctx = NULL;
+}
+
+int hc_bootstrap_prepare_in(hc_context_t *ctx, const HcclCommConfig *config, uint32_t rank,
+                            hc_config_t *cfg, hc_card_t *card)
+{
+    card_init(card, rank);
+    memset(cfg, 0, sizeof(*cfg));
     const hc_config_t *env;
     int rc = hc_env_global(&env);
     if (rc == HCCL_SUCCESS)
-        rc = hc_ctx_acquire(ctx);
-    if (rc == HCCL_SUCCESS) {
         rc = hc_comm_config(env, config, cfg);
-        if (rc == HCCL_SUCCESS)
-            hc_comm_fill_card(*ctx, cfg, rank, card);
-        else {
-            hc_env_free(cfg);
+    if (rc == HCCL_SUCCESS)
+        hc_comm_fill_card(ctx, cfg, rank, card);
+    else
+        hc_env_free(cfg);
+    card->status = rc;
+    return rc;
+}
+
+int hc_bootstrap_prepare(const HcclCommConfig *config, uint32_t rank, hc_context_t **ctx,
+                         hc_config_t *cfg, hc_card_t *card)
+{
+    card_init(card, rank);
+    memset(cfg, 0, sizeof(*cfg));
+    int rc = hc_ctx_acquire(ctx);
+    if (rc == HCCL_SUCCESS) {
+        rc = hc_bootstrap_prepare_in(*ctx, config, rank, cfg, card);
+        if (rc != HCCL_SUCCESS)
             hc_ctx_release(*ctx);
-            *ctx = NULL;
-        }
     }
+    if (rc != HCCL_SUCCESS)
+        *ctx = NULL;
     card->status = rc;
     return rc;
 }
@@ -94,7 +109,9 @@ int hc_bootstrap_finish(hc_context_t *ctx, hc_config_t *cfg, uint32_t rank, uint
 static void quiesce(hc_comm_t *c)
 {
     hc_context_t *ctx = c->ctx;
-    if (ctx->refs != 1 || c->nranks < 2 || c->aborted || c->async_error != HCCL_SUCCESS)
+    /* a family (HcclCommInitAll) keeps every endpoint until its last
+     * communicator is destroyed: nothing to agree on */
+    if (ctx->refs != 1 || ctx->family != NULL || c->nranks < 2 || c->aborted || c->async_error != HCCL_SUCCESS)
         return;
     for (uint32_t i = 0; i < c->nranks; i++)
         if (ctx->peers[c->peer[i]] && ctx->peers[c->peer[i]]->failed)

@@ -18,6 +18,10 @@
  * valid to send). */
 int hc_bootstrap_prepare(const HcclCommConfig *config, uint32_t rank, hc_context_t **ctx,
                          hc_config_t *cfg, hc_card_t *card);
+/* The same in a context the caller holds (HcclCommInitAll's own ones); on
+ * failure the caller still holds it. */
+int hc_bootstrap_prepare_in(hc_context_t *ctx, const HcclCommConfig *config, uint32_t rank,
+                            hc_config_t *cfg, hc_card_t *card);
 /* Collective part, after the exchange: statuses, agreement, the comm.
  * Releases ctx on failure. */
 int hc_bootstrap_finish(hc_context_t *ctx, hc_config_t *cfg, uint32_t rank, uint32_t nranks,

@@ -77,29 +77,6 @@ static int xfer_all(int fd, void *buf, size_t len, double deadline, int writing)
     return HCCL_SUCCESS;
 }
 
-/* Does interface `name` match an HCCL_SOCKET_IFNAME list ("eth,ib",
- * "^docker,lo" to exclude, "=eth0" for exact names)? */
-static int ifname_matches(const char *spec, const char *name)
-{
-    int exclude = 0, exact = 0;
-    if (*spec == '^') {
-        exclude = 1;
-        spec++;
-    }
-    if (*spec == '=') {
-        exact = 1;
-        spec++;
-    }
-    int hit = 0;
-    char buf[256];
-    snprintf(buf, sizeof(buf), "%s", spec);
-    for (char *save, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-        if (exact ? strcmp(tok, name) == 0 : strncmp(tok, name, strlen(tok)) == 0)
-            hit = 1;
-    }
-    return exclude ? !hit : hit;
-}
-
 static int choose_addr(const hc_config_t *cfg, char *ip, size_t iplen, int *family)
 {
     if (cfg->if_ip[0]) {
@@ -134,7 +111,7 @@ static int choose_addr(const hc_config_t *cfg, char *ip, size_t iplen, int *fami
                 continue;
             int loop = (i->ifa_flags & IFF_LOOPBACK) != 0;
             if (cfg->socket_ifname[0]) {
-                if (!ifname_matches(cfg->socket_ifname, i->ifa_name))
+                if (!hc_env_ifname_matches(cfg->socket_ifname, i->ifa_name))
                     continue;
             } else if (loop != (pass == 2)) {
                 continue;

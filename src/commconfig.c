@@ -2,7 +2,8 @@
  * src/commconfig.c - HCCL's communicator configuration and management calls:
  * HcclCommConfig checked and merged with the environment, the capability
  * query, HcclSetConfig/HcclGetConfig, HcclCommSuspend/Resume/GetStatus
- * (over a registry of the live communicators by name) and HcclCommInitAll.
+ * (over a registry of the live communicators by name) and HcclCommInitAll
+ * (several ranks in one process, one context each).
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
@@ -14,6 +15,7 @@
 #include <string.h>
 #include <hccl/hccl.h>
 
+#include "bootstrap.h"
 #include "comm.h"
 #include "env.h"
 #include "log.h"
@@ -313,19 +315,38 @@ HcclResult HcclCommInitAll(uint32_t ndev, int32_t *devices, HcclComm *comms)
                 return HCCL_E_PARA;
             }
     }
-    if (ndev > 1) {
-        /* the ranks of a process share its UCX worker, and a message's tag
-         * names the sending rank and the communicator, not the receiving
-         * rank: two ranks of one communicator in one process cannot tell
-         * their messages apart (docs/API.md) */
-        HC_ERROR(HC_SUB_INIT, "%s: ndev %u: hcomm runs one rank of a communicator per process; "
-                 "start %u processes (HcclCommInitRootInfo) instead", fn, ndev, ndev);
-        return HCCL_E_NOT_SUPPORT;
+    /* One context per rank (context.h), so each rank is what it would be
+     * in a process of its own; the cards are all here, so no rendezvous.
+     * As between processes, a rank whose local setup failed says so in its
+     * card and every rank's hc_bootstrap_finish fails alike. */
+    hc_context_t **ctx = calloc(ndev, sizeof(*ctx));
+    hc_config_t *cfg = calloc(ndev, sizeof(*cfg));
+    hc_card_t *cards = calloc(ndev, sizeof(*cards));
+    int rc = HCCL_E_MEMORY;
+    if (ctx != NULL && cfg != NULL && cards != NULL)
+        rc = hc_ctx_create_family(ndev, ctx);
+    else
+        HC_ERROR(HC_SUB_INIT, "%s: out of memory for %u ranks", fn, ndev);
+    if (rc == HCCL_SUCCESS) {
+        for (uint32_t i = 0; i < ndev; i++)
+            hc_bootstrap_prepare_in(ctx[i], NULL, i, &cfg[i], &cards[i]);
+        for (uint32_t i = 0; i < ndev; i++) { /* each takes its context's reference */
+            comms[i] = NULL;
+            int r = hc_bootstrap_finish(ctx[i], &cfg[i], i, ndev, cards, NULL, &comms[i]);
+            if (rc == HCCL_SUCCESS)
+                rc = r;
+        }
+        for (uint32_t i = 0; rc != HCCL_SUCCESS && i < ndev; i++) /* one failed locally */
+            if (comms[i] != NULL) {
+                HcclCommDestroy(comms[i]);
+                comms[i] = NULL;
+            }
     }
-    comms[0] = NULL;
-    HcclRootInfo root;
-    HcclResult rc = HcclGetRootInfo(&root);
     if (rc == HCCL_SUCCESS)
-        rc = HcclCommInitRootInfo(1, &root, 0, &comms[0]);
-    return rc;
+        HC_INFO(HC_SUB_INIT, "%s: %u ranks in this process, each with a context of its own",
+                fn, ndev);
+    free(ctx);
+    free(cfg);
+    free(cards);
+    return (HcclResult)rc;
 }

@@ -27,8 +27,16 @@ static hc_context_t *g_ctx;
 /* Counters outlive contexts so a test can read them after destroying. */
 static uint64_t g_eps, g_bufs, g_bytes;
 
+/* The contexts of one HcclCommInitAll (context.h). */
+typedef struct hc_ctx_family {
+    uint32_t n;    /* contexts */
+    uint32_t live; /* contexts that still have references */
+    hc_context_t *ctx[];
+} hc_ctx_family_t;
+
 static uint64_t make_uid(void)
 {
+    static uint64_t made; /* contexts of one process made in one clock tick */
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
     char host[HC_HOST_MAX] = "";
@@ -36,8 +44,9 @@ static uint64_t make_uid(void)
     uint64_t h = 1469598103934665603ull; /* FNV-1a over host, pid, time */
     for (const char *p = host; *p; p++)
         h = (h ^ (uint8_t)*p) * 1099511628211ull;
-    uint64_t mix[3] = {(uint64_t)getpid(), (uint64_t)ts.tv_sec, (uint64_t)ts.tv_nsec};
-    for (int i = 0; i < 3; i++)
+    uint64_t mix[4] = {(uint64_t)getpid(), (uint64_t)ts.tv_sec, (uint64_t)ts.tv_nsec,
+                       __atomic_add_fetch(&made, 1, __ATOMIC_RELAXED)};
+    for (int i = 0; i < 4; i++)
         for (int b = 0; b < 8; b++)
             h = (h ^ ((mix[i] >> (8 * b)) & 0xff)) * 1099511628211ull;
     return h ? h : 1;
@@ -51,8 +60,11 @@ static void ctx_destroy(hc_context_t *ctx)
     ctx->closing = 1;
     /* Requests abandoned at a timeout (a send the peer never read) keep
      * their endpoint busy: close those endpoints by force, which completes
-     * the requests, so the worker is destroyed with none outstanding. */
-    int force = ctx->n_detached > 0;
+     * the requests, so the worker is destroyed with none outstanding. A
+     * family's contexts go together, their communicators all destroyed:
+     * nothing is in flight, and no sibling's worker would answer a
+     * graceful close. */
+    int force = ctx->n_detached > 0 || ctx->family != NULL;
     for (uint32_t i = 0; i < ctx->npeers; i++) {
         if (ctx->peers[i]->ep)
             hc_ucx_ep_close(ctx, ctx->peers[i]->ep, force || ctx->peers[i]->failed != 0);
@@ -72,23 +84,13 @@ static void ctx_destroy(hc_context_t *ctx)
     free(ctx);
 }
 
-int hc_ctx_acquire(hc_context_t **out)
+/* A new context (g_ctx_lock held). */
+static int ctx_new(const hc_config_t *env, hc_context_t **out)
 {
-    const hc_config_t *env;
-    int rc = hc_env_global(&env);
-    if (rc != HCCL_SUCCESS)
-        return rc;
-    pthread_mutex_lock(&g_ctx_lock);
-    if (g_ctx) {
-        g_ctx->refs++;
-        *out = g_ctx;
-        pthread_mutex_unlock(&g_ctx_lock);
-        return HCCL_SUCCESS;
-    }
+    int rc;
     hc_context_t *ctx = calloc(1, sizeof(*ctx));
     if (ctx == NULL) {
-        pthread_mutex_unlock(&g_ctx_lock);
-        HC_ERROR(HC_SUB_INIT, "cannot allocate the process context");
+        HC_ERROR(HC_SUB_INIT, "cannot allocate a context");
         return HCCL_E_MEMORY;
     }
     pthread_mutex_init(&ctx->lock, NULL);
@@ -99,7 +101,6 @@ int hc_ctx_acquire(hc_context_t **out)
     if (rc != HCCL_SUCCESS) {
         pthread_mutex_destroy(&ctx->lock);
         free(ctx);
-        pthread_mutex_unlock(&g_ctx_lock);
         return rc;
     }
     hc_card_t *me = &ctx->self;
@@ -121,14 +122,11 @@ int hc_ctx_acquire(hc_context_t **out)
         hc_ucx_fini(ctx);
         pthread_mutex_destroy(&ctx->lock);
         free(ctx);
-        pthread_mutex_unlock(&g_ctx_lock);
         return rc;
     }
     ctx->refs = 1;
-    g_ctx = ctx;
     *out = ctx;
-    pthread_mutex_unlock(&g_ctx_lock);
-    HC_INFO(HC_SUB_INIT, "process context created: host %s pid %d uid %016llx, UCX %s",
+    HC_INFO(HC_SUB_INIT, "context created: host %s pid %d uid %016llx, UCX %s",
             me->host, me->pid, (unsigned long long)me->uid, ucp_get_version_string());
 #ifdef HAVE_CUDA
     if (!hc_cuda_available())
@@ -140,13 +138,76 @@ int hc_ctx_acquire(hc_context_t **out)
     return HCCL_SUCCESS;
 }
 
+int hc_ctx_acquire(hc_context_t **out)
+{
+    const hc_config_t *env;
+    int rc = hc_env_global(&env);
+    if (rc != HCCL_SUCCESS)
+        return rc;
+    pthread_mutex_lock(&g_ctx_lock);
+    if (g_ctx) {
+        g_ctx->refs++;
+        *out = g_ctx;
+    } else {
+        rc = ctx_new(env, &g_ctx);
+        if (rc == HCCL_SUCCESS)
+            *out = g_ctx;
+    }
+    pthread_mutex_unlock(&g_ctx_lock);
+    return rc;
+}
+
+int hc_ctx_create_family(uint32_t n, hc_context_t **ctxs)
+{
+    const hc_config_t *env;
+    int rc = hc_env_global(&env);
+    if (rc != HCCL_SUCCESS)
+        return rc;
+    hc_ctx_family_t *f = calloc(1, sizeof(*f) + n * sizeof(f->ctx[0]));
+    if (f == NULL) {
+        HC_ERROR(HC_SUB_INIT, "cannot allocate %u contexts", n);
+        return HCCL_E_MEMORY;
+    }
+    pthread_mutex_lock(&g_ctx_lock);
+    for (f->n = 0; f->n < n && rc == HCCL_SUCCESS; f->n++) {
+        rc = ctx_new(env, &f->ctx[f->n]);
+        if (rc != HCCL_SUCCESS)
+            break;
+        f->ctx[f->n]->family = f;
+    }
+    if (rc != HCCL_SUCCESS) {
+        for (uint32_t i = 0; i < f->n; i++)
+            ctx_destroy(f->ctx[i]);
+        free(f);
+    } else {
+        f->live = n;
+        memcpy(ctxs, f->ctx, n * sizeof(f->ctx[0]));
+    }
+    pthread_mutex_unlock(&g_ctx_lock);
+    return rc;
+}
+
+void hc_ctx_retain(hc_context_t *ctx)
+{
+    pthread_mutex_lock(&g_ctx_lock);
+    ctx->refs++;
+    pthread_mutex_unlock(&g_ctx_lock);
+}
+
 void hc_ctx_release(hc_context_t *ctx)
 {
     pthread_mutex_lock(&g_ctx_lock);
-    if (--ctx->refs == 0) {
+    hc_ctx_family_t *f = ctx->family;
+    if (--ctx->refs == 0 && f == NULL) {
         g_ctx = NULL;
         ctx_destroy(ctx);
         HC_INFO(HC_SUB_INIT, "process context destroyed");
+    } else if (ctx->refs == 0 && --f->live == 0) {
+        uint32_t n = f->n;
+        for (uint32_t i = 0; i < n; i++)
+            ctx_destroy(f->ctx[i]);
+        free(f);
+        HC_INFO(HC_SUB_INIT, "the %u contexts of HcclCommInitAll destroyed", n);
     }
     pthread_mutex_unlock(&g_ctx_lock);
 }

@@ -1,6 +1,10 @@
 /*
  * src/context.h - the process context: one per process, created with the
- * first communicator and destroyed with the last.
+ * first communicator and destroyed with the last. HcclCommInitAll, which
+ * puts several ranks in one process, gives each of them a context of its
+ * own (a family, destroyed together when the last of its communicators
+ * is), so that each rank is exactly what it would be in a process of its
+ * own: its worker, address book and staging segment.
  *
  * It owns the UCX context and worker, the address book of every peer ever
  * seen (worker address, host, topology facts; endpoint created on first
@@ -113,6 +117,9 @@ typedef struct hc_context {
      * not per endpoint, hence the second worker. NULL: none. */
     ucp_context_h ucp_tcp;
     ucp_worker_h worker_tcp;
+    /* HcclCommInitAll's contexts (hc_ctx_create_family); NULL for the
+     * process context */
+    struct hc_ctx_family *family;
     /* being destroyed: endpoint errors are expected (peers exit too) and
      * the address book is being freed, so the error callback ignores them */
     volatile int closing;
@@ -135,7 +142,15 @@ static inline ucp_worker_h hc_ctx_worker_of(hc_context_t *ctx, uint32_t peer)
 
 /* Take a reference on the process context, creating it if needed. */
 int hc_ctx_acquire(hc_context_t **ctx);
-/* Drop a reference; the last one destroys the context. */
+/* n contexts of their own (not the process context), one reference each,
+ * for the n ranks of one HcclCommInitAll. A context of the family whose
+ * references are gone stays (its siblings' messages may still reach it)
+ * until every context of the family has none; then all are destroyed. */
+int hc_ctx_create_family(uint32_t n, hc_context_t **ctxs);
+/* One more reference on a context already held (a split's child). */
+void hc_ctx_retain(hc_context_t *ctx);
+/* Drop a reference; the last one destroys the context (for a family, the
+ * last reference of the family destroys all of its contexts). */
 void hc_ctx_release(hc_context_t *ctx);
 
 /* Find a peer by uid or add it (ctx->lock held). Returns its index, or

@@ -10,7 +10,8 @@
  *            M/MB/MiB, G/GB/GiB (powers of 1024, any case). No sign, no
  *            fraction ("1.5MB"), no blanks (" 4MB", "4 MB").
  *   uint     decimal digits only; "auto" (= 0) where the default is "auto".
- *   seconds  digits with an optional fraction: "120", "0.5".
+ *   seconds  digits with an optional fraction: "120", "0.5"; whole seconds only
+ *            where HCCL takes whole seconds (HCCL_EXEC_TIMEOUT).
  *   bool     0/1, true/false, yes/no, on/off (any case).
  *   level    NONE, ERROR, WARN, INFO, TRACE (any case). Numbers are refused:
  *            Ascend's 0-4 scale runs the opposite way from ours.
@@ -21,7 +22,9 @@
 #define _GNU_SOURCE
 #include "env.h"
 
+#include <arpa/inet.h>
 #include <ctype.h>
+#include <net/if.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -104,12 +107,14 @@ static const hc_env_var_t env_table[] = {
      .max = INT32_MAX_D, FIELD(connect_timeout),
      .help = "seconds to wait for bootstrap / connection setup"},
     {.name = "HCCL_EXEC_TIMEOUT", .type = HC_ENV_SECONDS, .def = "1836", .min = 0,
-     .max = INT32_MAX_D, FIELD(exec_timeout),
-     .help = "seconds an operation may wait on a peer (0 = forever)"},
+     .max = INT32_MAX_D, FIELD(exec_timeout), .flags = HC_ENV_F_WHOLE,
+     .help = "whole seconds an operation may wait on a peer (0 = forever)"},
     {.name = "HCCL_IF_IP", .type = HC_ENV_STRING, .def = "", FIELD(if_ip),
-     .help = "root-info bootstrap: IP address to listen on"},
+     .flags = HC_ENV_F_IPADDR, .help = "root-info bootstrap: IP address to listen on"},
     {.name = "HCCL_SOCKET_IFNAME", .type = HC_ENV_STRING, .def = "", FIELD(socket_ifname),
-     .help = "root-info bootstrap: network interfaces to use (HCCL syntax)"},
+     .flags = HC_ENV_F_IFNAMES,
+     .help = "root-info bootstrap: network interfaces to use: prefixes eth,ib; =eth0 exact "
+             "names; ^ excludes"},
     {.name = "HCCL_IF_BASE_PORT", .type = HC_ENV_UINT, .def = "0", .min = 0, .max = 65535,
      FIELD(if_base_port), .help = "root-info bootstrap: first port to listen on (0 = any)"},
     /* topology */
@@ -271,6 +276,73 @@ static const char *logname_check(const char *s)
     return NULL;
 }
 
+static const char *ipaddr_check(const char *s)
+{
+    unsigned char a[sizeof(struct in6_addr)];
+    if (inet_pton(AF_INET, s, a) == 1 || inet_pton(AF_INET6, s, a) == 1)
+        return NULL;
+    return "expected an IPv4 or IPv6 address like 10.0.0.1 or fe80::1";
+}
+
+int hc_env_ifname_matches(const char *spec, const char *name)
+{
+    int exclude = 0, exact = 0;
+    if (*spec == '^') {
+        exclude = 1;
+        spec++;
+    }
+    if (*spec == '=') {
+        exact = 1;
+        spec++;
+    }
+    int hit = 0;
+    for (const char *t = spec;; t++) {
+        size_t len = strcspn(t, ",");
+        if (len > 0 && strncmp(t, name, len) == 0 && (!exact || name[len] == '\0'))
+            hit = 1;
+        t += len;
+        if (hit || *t == '\0')
+            break;
+    }
+    return exclude ? !hit : hit;
+}
+
+/* HCCL_SOCKET_IFNAME: [^][=]name,name,... with names an interface name
+ * could start with, selecting at least one interface of this host (up or
+ * not: the choice of an address comes later, src/bootstrap_tcp.c). */
+static const char *ifnames_check(const char *s, char *buf, size_t n)
+{
+    static const char expect[] = "expected a comma list of interface name prefixes like eth,ib "
+                                 "('=' first for exact names, '^' first to exclude)";
+    const char *t = s + (*s == '^');
+    t += *t == '=';
+    for (;;) {
+        size_t len = strcspn(t, ",");
+        if (len == 0 || len >= IF_NAMESIZE)
+            return expect;
+        for (size_t i = 0; i < len; i++)
+            if (!isgraph((unsigned char)t[i]) || strchr("/=^", t[i]) != NULL)
+                return expect;
+        if (t[len] == '\0')
+            break;
+        t += len + 1;
+    }
+    struct if_nameindex *ifs = if_nameindex();
+    if (ifs == NULL)
+        return "cannot list this host's network interfaces to check it";
+    int hit = 0;
+    size_t o = (size_t)snprintf(buf, n, "selects no network interface of this host (it has");
+    for (struct if_nameindex *i = ifs; i->if_name != NULL; i++) {
+        hit |= hc_env_ifname_matches(s, i->if_name);
+        if (o < n)
+            o += (size_t)snprintf(buf + o, n - o, "%s%s", i == ifs ? " " : ", ", i->if_name);
+    }
+    if_freenameindex(ifs);
+    if (o < n)
+        snprintf(buf + o, n - o, ")");
+    return hit ? NULL : buf;
+}
+
 /* HCCL_GROUP_<n> values: "0,1,2,3". Ranks themselves are checked by topo/. */
 static const char *rank_list_check(const char *s)
 {
@@ -333,6 +405,7 @@ static int parse_var(const hc_env_var_t *v, const char *val, hc_config_t *cfg, c
     uint64_t u = 0;
     double d = 0;
     int range_err = 0;
+    char ifs_why[200]; /* HCCL_SOCKET_IFNAME's reason names the host's interfaces */
 
     switch (v->type) {
     case HC_ENV_BOOL: {
@@ -363,6 +436,8 @@ static int parse_var(const hc_env_var_t *v, const char *val, hc_config_t *cfg, c
         break;
     case HC_ENV_SECONDS:
         reason = seconds_parse(val, &d);
+        if (reason == NULL && (v->flags & HC_ENV_F_WHOLE) && strchr(val, '.') != NULL)
+            reason = "expected a whole number of seconds like 120 (HCCL's unit)";
         if (reason == NULL && (d < v->min || d > v->max))
             range_err = 1;
         if (reason == NULL && !range_err)
@@ -376,6 +451,10 @@ static int parse_var(const hc_env_var_t *v, const char *val, hc_config_t *cfg, c
         }
         if (v->flags & HC_ENV_F_LOGNAME)
             reason = logname_check(val);
+        else if (v->flags & HC_ENV_F_IPADDR)
+            reason = ipaddr_check(val);
+        else if (v->flags & HC_ENV_F_IFNAMES)
+            reason = ifnames_check(val, ifs_why, sizeof(ifs_why));
         if (reason == NULL)
             memcpy(field, val, len + 1);
         break;

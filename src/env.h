@@ -77,6 +77,9 @@ typedef enum {
 /* hc_env_var_t.flags */
 #define HC_ENV_F_AUTO 0x1u    /* "auto" is accepted and stored as 0 */
 #define HC_ENV_F_LOGNAME 0x2u /* a file name with %h %p %r %% only */
+#define HC_ENV_F_WHOLE 0x4u   /* seconds: whole ones only (HCCL's unit) */
+#define HC_ENV_F_IPADDR 0x8u  /* an IPv4 or IPv6 address */
+#define HC_ENV_F_IFNAMES 0x10u /* an interface list (HCCL syntax) naming one of this host's */
 
 typedef struct hc_env_var {
     const char *name;
@@ -103,6 +106,10 @@ int hc_env_copy(hc_config_t *dst, const hc_config_t *src);
 void hc_env_print(FILE *f, const hc_config_t *cfg);
 /* Log every variable's effective value at INFO (once per process). */
 void hc_env_log(const hc_config_t *cfg);
+/* Does interface `name` match an HCCL_SOCKET_IFNAME list: name prefixes
+ * "eth,ib", "=eth0,ib0" for exact names, a leading '^' to exclude
+ * ("^lo", "^=docker0")? */
+int hc_env_ifname_matches(const char *spec, const char *name);
 /* "4MB" -> 4194304. 0 on success, -1 on a bad value. */
 int hc_parse_size(const char *s, uint64_t *out);
 

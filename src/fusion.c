@@ -73,6 +73,12 @@
 #define HC_FUSION_MIN_BUCKET (1ull << 20)
 #define HC_FUSION_WINDOW 3              /* units in flight (overlap on) */
 #define HC_FUSION_COPY_CHUNK (256u << 10)
+/* Tensors per HcclAllReduceMulti call. num_ops says how long the caller's
+ * three arrays are, which nothing here can check: a garbage count (a
+ * negative int cast to size_t, an uninitialised variable) would have every
+ * entry up to it read, far past the arrays. Far above any model's tensor
+ * count; the plan's tensor indices (uint32_t) stay well in range. */
+#define HC_FUSION_MAX_TENSORS (1u << 20)
 
 /* A unit: waits for the window, is packed (buckets), is ready and waits
  * for its begin turn (stream.h), runs its AllReduce, is unpacked. */
@@ -669,6 +675,11 @@ HcclResult HcclAllReduceMulti(const void **inputs, void **outputs, const uint64_
         HC_ERROR(HC_SUB_COLL, "%s: %s is NULL with num_ops %zu", fn,
                  inputs == NULL ? "inputs" : outputs == NULL ? "outputs" : "counts", num_ops);
         return HCCL_E_PTR;
+    }
+    if (num_ops > HC_FUSION_MAX_TENSORS) {
+        HC_ERROR(HC_SUB_COLL, "%s: num_ops %zu is more than %u tensors in one call; the arrays "
+                 "were not read", fn, num_ops, HC_FUSION_MAX_TENSORS);
+        return HCCL_E_PARA;
     }
     for (size_t i = 0; i < num_ops; i++) {
         if (counts[i] && (inputs[i] == NULL || outputs[i] == NULL)) {

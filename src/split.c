@@ -218,13 +218,10 @@ static int make_child(hc_comm_t *parent, const hc_config_t *cfg, const uint32_t 
         return HCCL_E_MEMORY;
     for (uint32_t i = 0; i < n; i++)
         peers[i] = parent->peer[list[i]];
-    hc_context_t *ctx;
-    int rc = hc_ctx_acquire(&ctx); /* the child holds the context like any comm */
-    if (rc == HCCL_SUCCESS) {
-        rc = hc_comm_create_map(parent, cfg, me, n, peers, id, name, out);
-        if (rc != HCCL_SUCCESS)
-            hc_ctx_release(ctx);
-    }
+    hc_ctx_retain(parent->ctx); /* the child holds the context like any comm */
+    int rc = hc_comm_create_map(parent, cfg, me, n, peers, id, name, out);
+    if (rc != HCCL_SUCCESS)
+        hc_ctx_release(parent->ctx);
     if (peers != peers_s)
         free(peers);
     return rc;

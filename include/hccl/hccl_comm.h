@@ -90,10 +90,13 @@ HcclResult HcclCommInitClusterInfo(const char *clusterInfo, uint32_t rank, HcclC
 HcclResult HcclCommInitClusterInfoConfig(const char *clusterInfo, uint32_t rank,
                                          HcclCommConfig *config, HcclComm *comm);
 /** HCCL: ndev ranks of one communicator in this process (comms[i] is rank
- *  i). hcomm runs one rank of a communicator per process: ndev 1 gives a
- *  real one-rank communicator, ndev > 1 is HCCL_E_NOT_SUPPORT (start ndev
- *  processes instead; docs/API.md). devices[i] (no device in hcomm) must be
- *  distinct and not negative. */
+ *  i), as HCCL's one thread per device uses them: each rank has a context
+ *  of its own (UCX worker, shared staging), so the ranks are what they
+ *  would be in processes of their own. A blocking call on comms[i] waits
+ *  for the other ranks, so call each from its own thread. devices[i] (no
+ *  device in hcomm) must be distinct and not negative. The contexts are
+ *  freed when every communicator made from them (comms[], their splits) is
+ *  destroyed, from any thread and in any order. */
 HcclResult HcclCommInitAll(uint32_t ndev, int32_t *devices, HcclComm *comms);
 /** Destroy a communicator (local; waits for its operations to finish). */
 HcclResult HcclCommDestroy(HcclComm comm);

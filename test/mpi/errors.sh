@@ -15,7 +15,9 @@ for np in 2 3; do
     [ $rc -eq 99 ] && exit 99
     [ $rc -eq 0 ] || failed="$failed np=$np(rc=$rc)"
 done
-for bad in HCCL_BUFFSIZE=abc HCCL_DETERMINISTIC=maybe HCCL_EXEC_TIMEOUT=-3; do
+for bad in HCCL_BUFFSIZE=abc HCCL_DETERMINISTIC=maybe HCCL_EXEC_TIMEOUT=-3 \
+    HCCL_EXEC_TIMEOUT=0.0001 HCCL_IF_IP=10.0.0.256 HCCL_SOCKET_IFNAME==nosuchif0 \
+    HCCL_SOCKET_IFNAME=eth0,,ib0; do
     var=${bad%%=*}
     val=${bad#*=}
     echo "=== test_errors --expect-init-fail on 2 ranks with $bad"

@@ -73,6 +73,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #define BUFBYTES 4096 /* room for 64 INT128 elements and any count used here */
@@ -460,6 +461,31 @@ static void not_supported(void)
     void *out[1] = {r};
     uint64_t cnt[1] = {CNT};
     EXPECT(HCCL_E_NOT_SUPPORT, HcclAllReduceMulti(in, out, cnt, 1, HCCL_DATA_TYPE_FP8E4M3, HCCL_REDUCE_SUM, c, NULL));
+}
+
+/* HcclAllReduceMulti with a tensor count past its limit (1 << 20, a
+ * garbage num_ops such as a negative int cast to size_t): HCCL_E_PARA
+ * before any array is read. The one-entry counts array ends at a guard
+ * page, so a call that reads past it faults instead of passing by luck. */
+static void huge_tensor_count(void)
+{
+    const size_t pg = (size_t)sysconf(_SC_PAGESIZE);
+    char *m = mmap(NULL, 2 * pg, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (m == MAP_FAILED || mprotect(m + pg, pg, PROT_NONE) != 0) {
+        failf("huge_tensor_count: cannot map a guarded page");
+        return;
+    }
+    uint64_t *cnt = (uint64_t *)(m + pg) - 1;
+    *cnt = CNT;
+    const void *in[1] = {g_sbuf};
+    void *out[1] = {g_rbuf};
+    HcclComm c = g_comm;
+    const HcclDataType T = HCCL_DATA_TYPE_INT32;
+    const HcclReduceOp O = HCCL_REDUCE_SUM;
+    EXPECT(HCCL_E_PARA, HcclAllReduceMulti(in, out, cnt, (size_t)-1, T, O, c, NULL));
+    EXPECT(HCCL_E_PARA, HcclAllReduceMulti(in, out, cnt, (size_t)(uint32_t)-2, T, O, c, NULL));
+    EXPECT(HCCL_E_PARA, HcclAllReduceMulti(in, out, cnt, ((size_t)1 << 20) + 1, T, O, c, NULL));
+    munmap(m, 2 * pg);
 }
 
 static void bad_ranks(void)
@@ -889,6 +915,7 @@ int main(int argc, char **argv)
     bad_types_ops();
     not_supported();
     bad_ranks();
+    huge_tensor_count();
     type_mismatch();
     zero_counts();
     local_only();

@@ -164,7 +164,7 @@ static const var_case_t cases[] = {
     {"HCCL_BCAST_CHUNK_SIZE", "2mb", K_U64, 2 << 20, 0, NULL, "0"},
     {"HCCL_TUNE_FILE", "/tmp/tune.txt", K_STR, 0, 0, NULL, NULL},
     {"HCCL_DETERMINISTIC", "TRUE", K_INT, 1, 0, NULL, "maybe"},
-    {"HCCL_CHECK_ARGS", "1", K_INT, 1, 0, NULL, "always"},
+    {"HCCL_CHECK_ARGS", "on", K_INT, 1, 0, NULL, "2"},
     {"HCCL_BUFFSIZE", "64", K_U64, 64ull << 20, 0, NULL, "64MB"},
     {"HCCL_BUFFER_SIZE", "1GB", K_U64, 1ull << 30, 0, NULL, "1KB"},
     {"HCCL_FUSION_THRESHOLD", "16MB", K_U64, 16 << 20, 0, NULL, "-1"},
@@ -172,9 +172,9 @@ static const var_case_t cases[] = {
     {"HCCL_SINGLE_COPY", "0", K_INT, 0, 0, NULL, "sometimes"},
     {"HCCL_MAX_CONCURRENT", "16", K_INT, 16, 0, NULL, "0"},
     {"HCCL_CONNECT_TIMEOUT", "2.5", K_DBL, 0, 2.5, NULL, "1e3"},
-    {"HCCL_EXEC_TIMEOUT", "0", K_DBL, 0, 0.0, NULL, "-5"},
-    {"HCCL_IF_IP", "10.0.0.1", K_STR, 0, 0, NULL, NULL},
-    {"HCCL_SOCKET_IFNAME", "eth0,ib0", K_STR, 0, 0, NULL, NULL},
+    {"HCCL_EXEC_TIMEOUT", "0", K_DBL, 0, 0.0, NULL, "0.0001"},
+    {"HCCL_IF_IP", "10.0.0.1", K_STR, 0, 0, NULL, "10.0.0.256"},
+    {"HCCL_SOCKET_IFNAME", "lo,eth", K_STR, 0, 0, NULL, "=nosuchif0"},
     {"HCCL_IF_BASE_PORT", "60000", K_INT, 60000, 0, NULL, "70000"},
     {"HCCL_NVLINK_MAP", "0:1,1:2,2:3,3:0", K_STR, 0, 0, NULL, NULL},
     {"HCCL_TOPO_FILE", "/tmp/topo.txt", K_STR, 0, 0, NULL, NULL},
@@ -380,6 +380,60 @@ START_TEST(test_more_values)
     ck_assert_int_eq(cfg->debug_level, HC_LOG_TRACE);
     ck_assert_uint_eq(cfg->debug_subsys, HC_SUB_ALL & ~(HC_SUB_TOPO | HC_SUB_TUNE));
     load_bad("HCCL_DEBUG", "3");
+    free(cfg);
+}
+END_TEST
+
+/* HCCL_IF_IP must parse, HCCL_SOCKET_IFNAME must select an interface of
+ * this host (every Linux host has lo), HCCL_EXEC_TIMEOUT is whole seconds. */
+START_TEST(test_net_and_timeout)
+{
+    hc_config_t *cfg = malloc(sizeof(*cfg));
+    static const char *const good_ip[] = {"127.0.0.1", "10.0.0.1", "::1", "fe80::1"};
+    static const char *const bad_ip[] = {"abc", "10.0.0", "1.2.3.4.5", "::g", " 10.0.0.1",
+                                         "localhost"};
+    for (size_t i = 0; i < sizeof(good_ip) / sizeof(good_ip[0]); i++) {
+        setenv("HCCL_IF_IP", good_ip[i], 1);
+        load_ok(cfg);
+        ck_assert_str_eq(cfg->if_ip, good_ip[i]);
+    }
+    for (size_t i = 0; i < sizeof(bad_ip) / sizeof(bad_ip[0]); i++)
+        load_bad("HCCL_IF_IP", bad_ip[i]);
+    unsetenv("HCCL_IF_IP");
+    static const char *const good_if[] = {"lo", "=lo", "l", "nosuch,lo", "^=nosuchif0",
+                                          "^nosuch"};
+    static const char *const bad_if[] = {"nosuchif0", "=nosuchif0", "=l", ",", "lo,", ",lo",
+                                         "lo,,eth", "=", "^", "^=", "lo eth", "^lo/x",
+                                         "=^lo", "averyveryverylongname"};
+    for (size_t i = 0; i < sizeof(good_if) / sizeof(good_if[0]); i++) {
+        setenv("HCCL_SOCKET_IFNAME", good_if[i], 1);
+        load_ok(cfg);
+        ck_assert_str_eq(cfg->socket_ifname, good_if[i]);
+    }
+    for (size_t i = 0; i < sizeof(bad_if) / sizeof(bad_if[0]); i++)
+        load_bad("HCCL_SOCKET_IFNAME", bad_if[i]);
+    char err[512];
+    setenv("HCCL_SOCKET_IFNAME", "=nosuchif0", 1);
+    ck_assert_int_eq(hc_env_load(cfg, err, sizeof(err)), HCCL_E_PARA);
+    ck_assert_msg(strstr(err, "selects no network interface of this host") != NULL &&
+                      strstr(err, "lo") != NULL, "'%s'", err);
+    unsetenv("HCCL_SOCKET_IFNAME");
+    ck_assert(hc_env_ifname_matches("eth,ib", "ib0"));
+    ck_assert(hc_env_ifname_matches("eth,ib", "eth1"));
+    ck_assert(!hc_env_ifname_matches("eth,ib", "lo"));
+    ck_assert(hc_env_ifname_matches("=eth0,ib0", "eth0"));
+    ck_assert(!hc_env_ifname_matches("=eth0,ib0", "eth01"));
+    ck_assert(!hc_env_ifname_matches("^lo", "lo"));
+    ck_assert(hc_env_ifname_matches("^lo", "eth0"));
+    ck_assert(!hc_env_ifname_matches("^=eth0", "eth0"));
+    ck_assert(hc_env_ifname_matches("^=eth0", "eth00"));
+    static const char *const bad_t[] = {"0.0001", "0.5", "1.0", "-3"};
+    for (size_t i = 0; i < sizeof(bad_t) / sizeof(bad_t[0]); i++)
+        load_bad("HCCL_EXEC_TIMEOUT", bad_t[i]);
+    setenv("HCCL_EXEC_TIMEOUT", "1", 1);
+    load_ok(cfg);
+    ck_assert(cfg->exec_timeout == 1.0);
+    unsetenv("HCCL_EXEC_TIMEOUT");
     free(cfg);
 }
 END_TEST
@@ -1042,6 +1096,7 @@ static Suite *env_suite(void)
     tcase_add_test(tc, test_defaults);
     tcase_add_test(tc, test_empty_is_unset);
     tcase_add_test(tc, test_more_values);
+    tcase_add_test(tc, test_net_and_timeout);
     tcase_add_test(tc, test_err_message);
     tcase_add_test(tc, test_parse_size);
     tcase_add_test(tc, test_buffsize_precedence);
