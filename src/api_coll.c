@@ -594,8 +594,8 @@ HcclResult HcclBatchSendRecv(HcclSendRecvItem *sendRecvInfo, uint32_t itemNum, H
     for (uint32_t i = 0; i < itemNum && rc == HCCL_SUCCESS; i++) {
         const HcclSendRecvItem *it = &sendRecvInfo[i];
         rc = it->sendRecvType == HCCL_SEND
-                 ? HcclSend(it->buf, it->count, it->dataType, it->remoteRank, c, stream)
-                 : HcclRecv(it->buf, it->count, it->dataType, it->remoteRank, c, stream);
+                 ? HcclSend(it->buf, it->count, it->dataType, it->remoteRank, comm, stream)
+                 : HcclRecv(it->buf, it->count, it->dataType, it->remoteRank, comm, stream);
     }
     int end = HcclGroupEnd();
     return (HcclResult)(rc != HCCL_SUCCESS ? rc : end);

@@ -209,8 +209,15 @@ static inline int falls(enum coll c, int w)
     return w != W_HCOMM;
 }
 
-/* An hcomm call, with hcomm's own MPI calls sent to PMPI; its result in hres_. */
-#define HC(call) ({ inside++; hres_ = (call); inside--; hres_; })
+/* An hcomm call, with hcomm's own MPI calls sent to PMPI (inside counts
+ * from before the call is evaluated until left_hcomm); its result also in
+ * hres_. */
+static inline HcclResult left_hcomm(HcclResult r)
+{
+    inside--;
+    return r;
+}
+#define HC(call) (inside++, hres_ = left_hcomm(call))
 
 /* ------------------------------------------------------------ datatypes */
 
@@ -532,10 +539,11 @@ static int comm_get(MPI_Comm comm, dc_comm_t **out)
         if (inter) {
             s = comm_attach(comm, NULL, W_COMM);
         } else {
-            int ok = HC(HcclCommInitMpi(comm, &h)) == HCCL_SUCCESS;
+            const HcclResult r = HC(HcclCommInitMpi(comm, &h));
+            int ok = r == HCCL_SUCCESS;
             if (!ok)
                 logmsg("HcclCommInitMpi failed (%s): this communicator's collectives go to MPI",
-                       HcclGetErrorString(hres_));
+                       HcclGetErrorString(r));
             if (!agree(comm, ok) && h) {
                 if (ok)
                     logmsg("another rank has no hcomm communicator: this communicator's "
@@ -711,6 +719,7 @@ static dc_req_t *req_new(dc_comm_t *cs, MPI_Comm comm)
 static void req_release(dc_req_t *r, int ok)
 {
     HcclResult hres_;
+    (void)hres_; /* read by HC() only where its value is used */
     for (int i = 0; i < 2; i++)
         if (view_close(&r->v[i], ok && r->store[i], r->comm) != MPI_SUCCESS && ok)
             r->err = MPI_ERR_INTERN;
@@ -772,6 +781,7 @@ static dc_req_t *req_find(MPI_Request q)
 static void req_wait(dc_req_t *r)
 {
     HcclResult hres_;
+    (void)hres_; /* read by HC() only where its value is used */
     HC(HcclStreamSynchronize(r->stream));
     pthread_mutex_lock(&lock);
     req_poll(r);
@@ -824,6 +834,7 @@ static int req_post(dc_req_t *r, int rc, HcclResult hr, MPI_Comm comm, const cha
         rc = -1;
     if (rc != MPI_SUCCESS) {
         HcclResult hres_;
+    (void)hres_; /* read by HC() only where its value is used */
         if (hr == HCCL_SUCCESS)
             HC(HcclStreamSynchronize(r->stream)); /* posted: let it end before the views go */
         pthread_mutex_lock(&lock);
@@ -1504,6 +1515,7 @@ int MPI_Finalize(void)
 {
     if (!inside && __atomic_load_n(&g.state, __ATOMIC_ACQUIRE)) {
         HcclResult hres_;
+    (void)hres_; /* read by HC() only where its value is used */
         reqs_finish_comm(NULL);
         if (g.stats)
             print_stats();

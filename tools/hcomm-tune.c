@@ -120,7 +120,10 @@ static const hc_algo_t *would_run(HcclComm comm, hc_coll_t coll, uint64_t count)
 {
     hc_coll_args_t a = {.coll = coll, .count = count, .esize = 4,
                         .dtype = HCCL_DATA_TYPE_FP32, .op = HCCL_REDUCE_SUM};
-    const hc_algo_t *al = hc_comm_select((hc_comm_t *)comm, &a);
+    hc_comm_t *c;
+    const hc_algo_t *al = hc_comm_get(comm, "hcomm-tune", &c) == HCCL_SUCCESS
+                              ? hc_comm_select(c, &a)
+                              : NULL;
     if (al == NULL)
         MPI_Abort(MPI_COMM_WORLD, 4);
     return al;
@@ -247,8 +250,9 @@ int main(int argc, char **argv)
                             names[k]);
                 MPI_Abort(MPI_COMM_WORLD, 2);
             }
-            if (nt[k])
-                hc_tune_force_nt(((hc_comm_t *)comm[k])->tune, coll);
+            hc_comm_t *c;
+            if (nt[k] && hc_comm_get(comm[k], "hcomm-tune", &c) == HCCL_SUCCESS)
+                hc_tune_force_nt(c->tune, coll);
         }
         const int blocks = coll == HC_COLL_ALLTOALL || coll == HC_COLL_REDUCESCATTER ||
                            coll == HC_COLL_ALLGATHER;

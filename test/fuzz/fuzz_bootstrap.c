@@ -15,7 +15,7 @@
  * place, the count of accepted ranks matches the places held.
  *
  * Build and run (from the top of the tree):
- *   clang -g -O1 -fsanitize=fuzzer,address,undefined -Iinclude -Isrc \
+ *   clang -g -O1 -fsanitize=fuzzer,address,undefined -Iinclude \
  *       test/fuzz/fuzz_bootstrap.c src/rendezvous.c -o fuzz_bootstrap
  *   ./fuzz_bootstrap -runs=1000000 test/fuzz/corpus/bootstrap
  */
@@ -23,7 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "rendezvous.h"
+#include "../../src/rendezvous.h"
 
 #define MAX_MSGS 64
 
