@@ -941,11 +941,6 @@ HC_HOT void hc_exec_inline_init(hc_exec_t *e, const hc_sched_t *s, void *const b
     e->nt_stores = 0;
     e->iov = NULL;
     e->trace = NULL;
-    /* no published arguments (the fast lane's steps touch only staging);
-     * finish() reports bad */
-    e->has_args = 0;
-    e->checked = 0;
-    e->bad = 0;
 }
 
 /* Steps in index order (a topological order: a step depends only on
