@@ -5,8 +5,8 @@
 #
 # Runs PROGRAM (a name in $top_builddir/test/mpi, or a path) on NP ranks with
 # $MPIRUN (default: mpirun), oversubscribed and unbound (the CI machine has
-# 2 cores), forwarding every HCCL_* and UCX_* variable of the environment,
-# under `timeout` so that a hang fails instead of blocking CI.
+# 2 cores), forwarding every HCCL_*, UCX_* and *SAN_OPTIONS variable of the
+# environment, under `timeout` so that a hang fails instead of blocking CI.
 #
 # Environment:
 #   MPIRUN           the launcher (make check sets it from configure)
@@ -14,6 +14,10 @@
 #                    from this script)
 #   HC_TEST_TIMEOUT  seconds before the job is killed (default 300)
 #   HC_MPIRUN_ARGS   extra launcher arguments (e.g. "--mca pml ob1")
+#   HC_SANITIZE      yes: the build is configured with --enable-sanitizers
+#                    (make check sets it; default: what $top_builddir/Makefile
+#                    says); the sanitizer options of test/sanitize.sh are
+#                    set and forwarded to every rank
 # Exit status: the program's; 124 on a timeout (hang), or 137 when the job
 # also ignored the SIGTERM. mpirun itself returns 137 when one of its ranks
 # was killed (SIGKILL), so scripts tell a hang by the line `timeout -v`
@@ -29,6 +33,7 @@ shift 2
 
 here=$(cd "$(dirname "$0")" && pwd)
 : "${top_builddir:=$here/../..}"
+: "${top_srcdir:=$here/../..}"
 : "${MPIRUN:=mpirun}"
 : "${HC_TEST_TIMEOUT:=300}"
 : "${HC_MPIRUN_ARGS:=}"
@@ -42,6 +47,12 @@ if [ ! -x "$prog" ]; then
     exit 99
 fi
 
+if [ -z "${HC_SANITIZE:-}" ]; then
+    HC_SANITIZE=$(sed -n 's/^HC_SANITIZE = //p' "$top_builddir/Makefile" 2>/dev/null)
+fi
+# shellcheck source=../sanitize.sh
+. "$top_srcdir/test/sanitize.sh"
+
 # PROGRAM may be a libtool wrapper script (uninstalled program linked with
 # libhcomm.la): it sets LD_LIBRARY_PATH and execs .libs/PROGRAM, which works
 # under mpirun as is (the build relinks nothing at run time).
@@ -49,7 +60,8 @@ fi
 UCX_WARN_UNUSED_ENV_VARS=n
 export UCX_WARN_UNUSED_ENV_VARS
 xargs_env=
-for v in $(env | sed -n 's/^\(HCCL_[A-Za-z0-9_]*\)=.*/\1/p; s/^\(UCX_[A-Za-z0-9_]*\)=.*/\1/p' | sort -u); do
+for v in $(env | sed -n 's/^\(HCCL_[A-Za-z0-9_]*\)=.*/\1/p; s/^\(UCX_[A-Za-z0-9_]*\)=.*/\1/p;
+                        s/^\([A-Z]*SAN_OPTIONS\)=.*/\1/p' | sort -u); do
     xargs_env="$xargs_env -x $v"
 done
 

@@ -238,10 +238,12 @@ void rc_fill_bytes(void *buf, size_t bytes, int rank, uint64_t seed)
     }
 }
 
-/* An integer uniformly in [-maxabs, maxabs]. */
+/* An integer uniformly in [-maxabs, maxabs] (maxabs <= INT64_MAX; no
+ * signed arithmetic that could overflow at maxabs = INT64_MAX). */
 static int64_t sym(uint64_t r, uint64_t maxabs)
 {
-    return (int64_t)(r % (2 * maxabs + 1)) - (int64_t)maxabs;
+    const uint64_t u = r % (2 * maxabs + 1);
+    return u >= maxabs ? (int64_t)(u - maxabs) : -(int64_t)(maxabs - u);
 }
 
 static int sbits(HcclDataType t)

@@ -1145,7 +1145,8 @@ END_TEST
  * [dst, dst + n) may change. */
 START_TEST(test_copy_lines)
 {
-    const size_t max = HC_COPY_LINES_MAX + 70, big = max + 256;
+    /* aligned_alloc wants a size that is a multiple of the alignment */
+    const size_t max = HC_COPY_LINES_MAX + 70, big = (max + 256 + 63) / 64 * 64;
     unsigned char *src = aligned_alloc(64, big), *buf = aligned_alloc(64, big);
     unsigned char *ref = malloc(big);
     ck_assert_ptr_nonnull(src);
