@@ -12,7 +12,8 @@
 #  3. 3 hosts x 1 rank: the same;
 #  4. HcclCommInitRootInfo across the 3 hosts (HCCL_SOCKET_IFNAME=eth0;
 #     test_topo rootinfo: AllReduce, ReduceScatter, AllGather, Broadcast);
-#  5. link down / up, kill, down: the namespaces are gone.
+#  5. link down / up, kill, down (its state deleted first, as after a
+#     crash): the namespaces are gone.
 #
 # SKIP (77) where the cluster cannot be made (not root, no network
 # namespaces, veth pairs or bridges).
@@ -20,7 +21,7 @@ set -u
 here=$(cd "$(dirname "$0")" && pwd)
 : "${top_builddir:=$here/../..}"
 : "${top_srcdir:=$here/../..}"
-: "${HC_TEST_TIMEOUT:=240}"
+: "${HC_TEST_TIMEOUT:=600}"
 tool=$top_srcdir/tools/hcomm-cluster
 name=hct$$
 export HCOMM_CLUSTER_NAME=$name
@@ -104,6 +105,8 @@ sleep 1
 sh "$tool" kill host2 || fail "kill host2"
 wait
 [ -z "$(ip netns pids "$name-h2")" ] || fail "processes left on host2"
+# down finds the namespaces by name, also when its state is lost (a crash)
+rm -rf "${HCOMM_CLUSTER_STATE:-/run/hcomm-cluster}/$name"
 sh "$tool" down || fail "down"
 left=$(ip netns list | awk '{print $1}' | grep -c "^$name-")
 echo "namespaces after down: $left"
