@@ -235,6 +235,19 @@ uint32_t hc_ctx_add_peer(hc_context_t *ctx, const hc_card_t *card)
     if (p == NULL)
         return UINT32_MAX;
     p->card = *card;
+    /* Another host name on this kernel (a network namespace, a container):
+     * UCX would reach it through shared memory or CMA, as it judges by the
+     * machine; bytes between hosts must cross their network instead, and
+     * both sides see the same names, so they decide alike. */
+    if (strcmp(card->host, ctx->self.host) != 0 &&
+        hc_topo_same_machine(card->topo, ctx->self.topo)) {
+        if (ctx->worker_tcp != NULL && card->addr_tcp_len > 0)
+            p->via_tcp = 1;
+        else
+            HC_WARN(HC_SUB_TRANSPORT, "process %s:%d is on another host of this machine but "
+                    "%s has no TCP-only worker: their bytes may go through shared memory",
+                    card->host, card->pid, ctx->worker_tcp ? "it" : "this process");
+    }
     ctx->peers[ctx->npeers] = p;
     return ctx->npeers++;
 }

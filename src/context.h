@@ -74,8 +74,10 @@ typedef struct hc_peer {
     int shm_state;
     ucp_rkey_h shm_rkey;
     char *shm_ptr;
-    /* on another declared node of this machine (a simulated cluster): its
-     * endpoint and our receives live on ctx->worker_tcp */
+    /* on another host of this machine (another host name: a network
+     * namespace, a container) or on another declared node of it (a
+     * simulated cluster): its endpoint and our receives live on
+     * ctx->worker_tcp */
     int via_tcp;
 } hc_peer_t;
 
@@ -110,11 +112,13 @@ typedef struct hc_context {
     /* the progress thread and its queues (src/stream.c), started with the
      * first stream operation; NULL until then */
     struct hc_engine *engine;
-    /* Simulated clusters (HCCL_TOPO_FILE declares several nodes): a second
-     * UCX context restricted to TCP, so that traffic between declared nodes
-     * that share a machine crosses a network stack, while traffic inside a
-     * declared node keeps shared memory. UCX picks transports per worker,
-     * not per endpoint, hence the second worker. NULL: none. */
+    /* Hosts that share a machine (host names of their own on one kernel:
+     * network namespaces, containers, hcomm-cluster) and simulated clusters
+     * (HCCL_TOPO_FILE declares several nodes): a second UCX context
+     * restricted to TCP, so that traffic between hosts crosses their
+     * network, while traffic inside a host keeps shared memory. UCX picks
+     * transports per worker, not per endpoint, hence the second worker.
+     * NULL: none. */
     ucp_context_h ucp_tcp;
     ucp_worker_h worker_tcp;
     /* HcclCommInitAll's contexts (hc_ctx_create_family); NULL for the

@@ -260,6 +260,8 @@ static void idle_wait(hc_engine_t *eng, int epfd, idle_state_t *is, int max_ms)
     if (!t_shm_wait) {
         pthread_mutex_lock(&ctx->lock);
         st = ucp_worker_arm(ctx->worker);
+        if (st == UCS_OK && ctx->worker_tcp) /* peers on other hosts (context.h) */
+            st = ucp_worker_arm(ctx->worker_tcp);
         pthread_mutex_unlock(&ctx->lock);
     }
     if (st == UCS_ERR_BUSY) {
@@ -448,8 +450,11 @@ static int engine_get(hc_context_t *ctx, hc_engine_t **out)
         HC_ERROR(HC_SUB_STREAM, "cannot create the progress thread's eventfd/epoll: %m");
         goto fail;
     }
+    int tfd = -1; /* the TCP-only worker's, for peers on other hosts (context.h) */
     pthread_mutex_lock(&ctx->lock);
     ucs_status_t st = ucp_worker_get_efd(ctx->worker, &eng->wfd);
+    if (st == UCS_OK && ctx->worker_tcp)
+        st = ucp_worker_get_efd(ctx->worker_tcp, &tfd);
     pthread_mutex_unlock(&ctx->lock);
     if (st != UCS_OK) {
         HC_ERROR(HC_SUB_STREAM, "ucp_worker_get_efd failed: %s", ucs_status_string(st));
@@ -466,7 +471,9 @@ static int engine_get(hc_context_t *ctx, hc_engine_t **out)
     }
     ev.data.u32 = 1;
     if (epoll_ctl(eng->epfd, EPOLL_CTL_ADD, eng->wfd, &ev) != 0 ||
-        epoll_ctl(eng->hepfd, EPOLL_CTL_ADD, eng->wfd, &ev) != 0) {
+        epoll_ctl(eng->hepfd, EPOLL_CTL_ADD, eng->wfd, &ev) != 0 ||
+        (tfd >= 0 && (epoll_ctl(eng->epfd, EPOLL_CTL_ADD, tfd, &ev) != 0 ||
+                      epoll_ctl(eng->hepfd, EPOLL_CTL_ADD, tfd, &ev) != 0))) {
         HC_ERROR(HC_SUB_STREAM, "epoll_ctl(UCX worker fd) failed: %m");
         goto fail;
     }

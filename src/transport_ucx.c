@@ -138,14 +138,16 @@ void hc_ucx_notice_failed(hc_context_t *ctx, uint32_t to, uint32_t failed)
                 ucs_status_string(UCS_PTR_STATUS(r)));
 }
 
-/* A simulated cluster (topo/topo.h: HCCL_TOPO_FILE puts ranks on several
- * nodes) gets a second context restricted to TCP: pairs on different
- * declared nodes of one machine talk through it (context.h). Not fatal:
- * without it they keep the default transports. */
+/* A second context restricted to TCP (context.h): pairs of processes on
+ * one machine with different host names (network namespaces, containers:
+ * hosts of their own) and pairs on different nodes that HCCL_TOPO_FILE
+ * declares there (a simulated cluster) talk through it. Every context has
+ * one, since which peers will need it is known only when their cards
+ * arrive; an idle TCP worker costs a few ns a poll. Not fatal: without it
+ * such pairs keep the default transports (a warning where a topology file
+ * asks for it, and context.c warns when a peer on another host needs it). */
 static void tcp_worker_init(hc_context_t *ctx)
 {
-    if (!hc_topo_wants_tcp(ctx->env))
-        return;
     ucp_config_t *config = NULL;
     ucp_address_t *addr = NULL;
     size_t len = 0;
@@ -186,9 +188,13 @@ static void tcp_worker_init(hc_context_t *ctx)
         ucp_worker_release_address(ctx->worker_tcp, addr);
     }
     if (st != UCS_OK) {
-        HC_WARN(HC_SUB_TRANSPORT, "simulated cluster: no TCP-only UCX worker (%s: %s); traffic "
-                "between declared nodes of one machine keeps the default transports", what,
-                ucs_status_string(st));
+        if (hc_topo_wants_tcp(ctx->env))
+            HC_WARN(HC_SUB_TRANSPORT, "simulated cluster: no TCP-only UCX worker (%s: %s); "
+                    "traffic between declared nodes of one machine keeps the default "
+                    "transports", what, ucs_status_string(st));
+        else
+            HC_INFO(HC_SUB_TRANSPORT, "no TCP-only UCX worker (%s: %s)", what,
+                    ucs_status_string(st));
         if (ctx->worker_tcp)
             ucp_worker_destroy(ctx->worker_tcp);
         if (ctx->ucp_tcp)
@@ -197,8 +203,8 @@ static void tcp_worker_init(hc_context_t *ctx)
         ctx->ucp_tcp = NULL;
         return;
     }
-    HC_INFO(HC_SUB_TRANSPORT, "simulated cluster: TCP-only UCX worker ready (address %zu bytes) "
-            "for traffic between declared nodes that share this machine", len);
+    HC_INFO(HC_SUB_TRANSPORT, "TCP-only UCX worker ready (address %zu bytes) for traffic "
+            "between hosts (or declared nodes) that share this machine", len);
 }
 
 int hc_ucx_init(hc_context_t *ctx)
@@ -330,7 +336,7 @@ int hc_ucx_ep_create(hc_context_t *ctx, uint32_t peer, ucp_ep_h *ep)
         return hc_ucx_status_to_hccl(st);
     }
     HC_TRACE(HC_SUB_TRANSPORT, "endpoint to %s:%d created%s", p->card.host, p->card.pid,
-             p->via_tcp ? " on the TCP-only worker (another declared node)" : "");
+             p->via_tcp ? " on the TCP-only worker (another host or declared node of this machine)" : "");
     return HCCL_SUCCESS;
 }
 

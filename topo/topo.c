@@ -956,6 +956,12 @@ int hc_topo_wants_tcp(const struct hc_config *env)
     return several;
 }
 
+int hc_topo_same_machine(const uint8_t *a, const uint8_t *b)
+{
+    hc_topo_facts_t fa, fb;
+    return hc_facts_decode(a, &fa) && hc_facts_decode(b, &fb) && fa.phys == fb.phys;
+}
+
 void hc_topo_reset(void)
 {
     pthread_mutex_lock(&g_lock);

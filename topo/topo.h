@@ -124,9 +124,14 @@ typedef struct {
 void hc_topo_local_facts(const struct hc_config *env, uint8_t *blob, size_t len);
 
 /* Does HCCL_TOPO_FILE place ranks on several nodes? Then a node boundary
- * may run inside one machine (a simulated cluster), and the context opens
- * a second, TCP-only UCX worker for the pairs that cross it. */
+ * may run inside one machine (a simulated cluster), and the pairs that
+ * cross it need the context's TCP-only UCX worker (a warning without it). */
 int hc_topo_wants_tcp(const struct hc_config *env);
+
+/* Two processes (their hc_topo_local_facts) on one machine, one kernel:
+ * different host names there are containers or network namespaces, which
+ * must talk over the network, not through shared memory or CMA. */
+int hc_topo_same_machine(const uint8_t *a, const uint8_t *b);
 
 /* Build the model for n ranks; self is this process's rank. cfg: overrides
  * (HCCL_GROUP_<n>, HCCL_NVLINK_MAP, HCCL_TOPO_FILE, HCCL_TOPO_DUMP_FILE).

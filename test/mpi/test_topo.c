@@ -21,11 +21,24 @@
  *                       HCCL_ALLREDUCE_ALGO on the world communicator, and
  *                       MPI_Allreduce, alternating; rank 0 prints the median
  *                       times and the bytes across nodes per operation
+ *   wire COUNT ITERS    ITERS AllReduces of COUNT floats, checked; the bytes
+ *                       the hosts' network interfaces sent meanwhile
+ *                       (/sys/class/net/<if>/statistics/tx_bytes, lo
+ *                       excepted, read by one rank per host) against the
+ *                       bytes the algorithm sent across nodes
+ *                       (HcclCommGetInterNodeBytes): the links must carry at
+ *                       least those (none may go through shared memory or
+ *                       CMA) and at most 1.5 times as many plus 64 KB (the
+ *                       headers, acknowledgements and MPI's barriers);
+ *                       for hcomm-cluster (test/mpi/cluster.sh)
+ *   rootinfo COUNT      HcclCommInitRootInfo (rank 0's HcclGetRootInfo sent
+ *                       by MPI_Bcast), then the collectives of `run` on it
  * Exit status 0 on success.
  */
 #include <hccl/hccl.h>
 #include <hccl/hccl_mpi.h>
 
+#include <dirent.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -266,6 +279,109 @@ static int mode_compare(uint64_t count, int iters)
     return 0;
 }
 
+static int mode_rootinfo(uint64_t count)
+{
+    HcclRootInfo ri;
+    memset(&ri, 0, sizeof(ri));
+    int ok = g_rank != 0 || HcclGetRootInfo(&ri) == HCCL_SUCCESS;
+    CHECK(ok, "HcclGetRootInfo");
+    MPI_Bcast(&ri, (int)sizeof(ri), MPI_BYTE, 0, MPI_COMM_WORLD);
+    HcclComm comm = NULL;
+    HcclResult rc = HcclCommInitRootInfo((uint32_t)g_n, &ri, (uint32_t)g_rank, &comm);
+    CHECK(rc == HCCL_SUCCESS, "HcclCommInitRootInfo returned %d", (int)rc);
+    if (rc != HCCL_SUCCESS)
+        return 1;
+    run_colls(comm, MPI_COMM_WORLD, count, "rootinfo");
+    CHECK(HcclCommDestroy(comm) == HCCL_SUCCESS, "destroy");
+    return 0;
+}
+
+/* bytes sent by this network namespace's interfaces, loopback excepted;
+ * -1 when /sys/class/net cannot be read */
+static int64_t tx_bytes(void)
+{
+    DIR *d = opendir("/sys/class/net");
+    if (d == NULL)
+        return -1;
+    int64_t sum = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        if (e->d_name[0] == '.' || strcmp(e->d_name, "lo") == 0)
+            continue;
+        char path[512];
+        snprintf(path, sizeof(path), "/sys/class/net/%s/statistics/tx_bytes", e->d_name);
+        FILE *f = fopen(path, "r");
+        long long v = 0;
+        if (f == NULL || fscanf(f, "%lld", &v) != 1)
+            sum = -1;
+        if (f)
+            fclose(f);
+        if (sum >= 0)
+            sum += v;
+    }
+    closedir(d);
+    return sum;
+}
+
+static int mode_wire(uint64_t count, int iters)
+{
+    HcclComm world;
+    CHECK(HcclCommInitMpi(MPI_COMM_WORLD, &world) == HCCL_SUCCESS, "init");
+    if (g_fail)
+        return 1;
+    MPI_Comm local;
+    int lrank;
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &local);
+    MPI_Comm_rank(local, &lrank);
+    float *a = malloc(count * sizeof(float)), *b = malloc(count * sizeof(float));
+    for (uint64_t i = 0; i < count; i++)
+        a[i] = val(g_rank, i);
+    /* a first operation outside the window: connections are set up */
+    CHECK(HcclAllReduce(a, b, count, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, world, NULL) ==
+              HCCL_SUCCESS, "allreduce");
+    uint64_t x0 = 0, x1 = 0;
+    HcclCommGetInterNodeBytes(world, NULL, &x0);
+    MPI_Barrier(MPI_COMM_WORLD);
+    int64_t w0 = lrank == 0 ? tx_bytes() : 0;
+    for (int it = 0; it < iters; it++)
+        CHECK(HcclAllReduce(a, b, count, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, world, NULL) ==
+                  HCCL_SUCCESS, "allreduce %d", it);
+    MPI_Barrier(MPI_COMM_WORLD);
+    int64_t w1 = lrank == 0 ? tx_bytes() : 0;
+    HcclCommGetInterNodeBytes(world, NULL, &x1);
+    for (uint64_t i = 0; i < count; i++) {
+        float want = 0;
+        for (int q = 0; q < g_n; q++)
+            want += val(q, i);
+        if (b[i] != want) {
+            CHECK(0, "allreduce [%llu] = %g, want %g", (unsigned long long)i, b[i], want);
+            break;
+        }
+    }
+    int64_t mine[3] = {w0 < 0 || w1 < 0, lrank == 0, w1 - w0}, all[3];
+    uint64_t xmine = x1 - x0, x = 0;
+    MPI_Reduce(mine, all, 3, MPI_INT64_T, MPI_SUM, 0, MPI_COMM_WORLD);
+    MPI_Reduce(&xmine, &x, 1, MPI_UINT64_T, MPI_SUM, 0, MPI_COMM_WORLD);
+    if (g_rank == 0) {
+        printf("wire: %d AllReduce(s) of %llu B on %lld host(s): %lld B sent on the links, "
+               "%llu B sent across hosts by the algorithm (links/algorithm %.3f)\n",
+               iters, (unsigned long long)(count * 4), (long long)all[1], (long long)all[2],
+               (unsigned long long)x, x ? (double)all[2] / (double)x : 0.0);
+        CHECK(all[0] == 0, "the interfaces' counters (/sys/class/net) cannot be read");
+        CHECK(all[1] > 1 && x > 0, "not several hosts (%lld, %llu B across)", (long long)all[1],
+              (unsigned long long)x);
+        CHECK(all[2] >= (int64_t)x, "the links carried fewer bytes than crossed hosts: the "
+              "rest went through shared memory or CMA");
+        CHECK(all[2] <= (int64_t)(x + x / 2) + 65536, "the links carried more than 1.5 times "
+              "the bytes across hosts");
+    }
+    free(a);
+    free(b);
+    MPI_Comm_free(&local);
+    HcclCommDestroy(world);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -284,10 +400,14 @@ int main(int argc, char **argv)
         mode_cluster(argv[2]);
     else if (strcmp(mode, "compare") == 0 && argc == 4)
         mode_compare(strtoull(argv[2], NULL, 10), atoi(argv[3]));
+    else if (strcmp(mode, "rootinfo") == 0 && argc == 3)
+        mode_rootinfo(strtoull(argv[2], NULL, 10));
+    else if (strcmp(mode, "wire") == 0 && argc == 4)
+        mode_wire(strtoull(argv[2], NULL, 10), atoi(argv[3]));
     else {
         if (g_rank == 0)
             fprintf(stderr, "usage: test_topo run COUNT | bytes COUNT WANT | fail CODE | mismatch "
-                    "| cluster FILE | compare COUNT ITERS\n");
+                    "| cluster FILE | compare COUNT ITERS | wire COUNT ITERS | rootinfo COUNT\n");
         g_fail++;
     }
     int fails = 0;
