@@ -458,8 +458,11 @@ static void section_cpu(HcclComm comm)
     if (y != (uint32_t)(g_n * (g_n + 1) / 2))
         failf("AllReduce waited for a sleeping peer: %u, expected %d", y, g_n * (g_n + 1) / 2);
     g_checks++;
-    if (g_rank == 0 && busy > 0.3)
-        failf("one second waiting for a sleeping peer: %.3f s of CPU (expected < 0.3: the "
+    /* a progress thread that spins through the second uses about 1 s; one
+     * that sleeps 0.08-0.11 s on a quiet machine, up to 0.31 s on a loaded
+     * one (its spins before each sleep take longer) */
+    if (g_rank == 0 && busy > 0.6)
+        failf("one second waiting for a sleeping peer: %.3f s of CPU (expected < 0.6: the "
               "progress thread should sleep)", busy);
     if (g_rank == 0)
         printf("test_stream: CPU over an idle second %.4f s; over a second in flight %.4f s\n",
