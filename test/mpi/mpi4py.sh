@@ -54,7 +54,7 @@ run() {
     shift 2
     xs=
     if [ $# -gt 0 ]; then
-        xs="-x LD_PRELOAD=$1"
+        xs="-x LD_PRELOAD=$1 -x LD_LIBRARY_PATH=$top_builddir/.libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
         shift
         for v in "$@"; do
             xs="$xs -x $v"
