@@ -60,24 +60,52 @@ static const char *const coll_name[C_N] = {
 
 /* Where a call went: W_HCOMM, or why it fell through to MPI. */
 enum why {
-    W_HCOMM, W_DISABLED, W_NOT_LISTED, W_SMALL, W_COMM, W_DATATYPE, W_OP, W_UNAVAILABLE,
-    W_ARGS, W_N
+    W_HCOMM, W_DISABLED, W_NOT_LISTED, W_SMALL, W_BUILTIN, W_COMM, W_DATATYPE, W_OP,
+    W_UNAVAILABLE, W_ARGS, W_N
 };
 static const char *const why_name[W_N] = {
     "hcomm", "disabled", "not in HCOMM_MPI_COLLS", "below HCOMM_MPI_MIN_BYTES",
-    "intercommunicator", "datatype", "op", "no hcomm communicator", "arguments for MPI to check"
+    "built-in MPI size", "intercommunicator", "datatype", "op", "no hcomm communicator",
+    "arguments for MPI to check"
 };
 
-/* The smallest message (bytes, as defined per collective in
- * docs/MPI-DROPIN.md) that goes to hcomm, by default: smaller ones go to
- * MPI, which was faster there in the side-by-side runs of that page. */
-static const uint64_t default_min_bytes[C_N] = {0};
+/* Built-in sizes that go to MPI: a call of collective c on a communicator
+ * of nmin..nmax ranks whose message (bytes, as defined per collective in
+ * docs/MPI-DROPIN.md) is in [lo, hi). MPI was faster there in the
+ * side-by-side OSU runs of that page ("Speed"); the 4-rank runs set the
+ * rows for 3 ranks and more. A collective named in HCOMM_MPI_MIN_BYTES
+ * uses that floor instead of its rows here. */
+#define KiB 1024ull
+#define MiB (1024ull * 1024)
+static const struct {
+    enum coll c;
+    int nmin, nmax;
+    uint64_t lo, hi;
+} builtin_mpi[] = {
+    {C_ALLREDUCE, 2, 2, 0, 4 * KiB},
+    {C_ALLREDUCE, 3, INT_MAX, 0, 512},
+    {C_BCAST, 2, 2, 0, 4 * KiB},
+    {C_BCAST, 2, 2, 16 * KiB, 2 * MiB},
+    {C_BCAST, 3, INT_MAX, 0, 512},
+    {C_BCAST, 3, INT_MAX, 16 * KiB, 512 * KiB},
+    {C_ALLGATHER, 2, 2, 0, 4 * KiB},
+    {C_ALLGATHER, 2, 2, 8 * KiB, 512 * KiB},
+    {C_ALLGATHER, 3, INT_MAX, 0, 256},
+    {C_ALLTOALL, 2, 2, 0, 512 * KiB},
+    {C_ALLTOALL, 3, INT_MAX, 0, 4 * KiB},
+    {C_ALLTOALL, 3, INT_MAX, 2 * MiB, UINT64_MAX},
+    {C_RS, 2, INT_MAX, 0, 128 * KiB},
+    {C_BARRIER, 2, INT_MAX, 0, UINT64_MAX},
+};
+#undef KiB
+#undef MiB
 
 static struct {
     int state;          /* 0: not yet, 1: ready (atomic) */
     int enabled;
     unsigned colls;     /* bit per enum coll */
     uint64_t min_bytes[C_N];
+    unsigned min_set;   /* bit per enum coll: named in HCOMM_MPI_MIN_BYTES */
     int stats;
     int keyval;
     int wrank;
@@ -132,21 +160,28 @@ static int parse_colls(const char *s, unsigned *out)
     return 0;
 }
 
-/* HCOMM_MPI_MIN_BYTES: name:bytes,... */
-static int parse_min_bytes(const char *s, uint64_t *min)
+/* HCOMM_MPI_MIN_BYTES: name:bytes,... ("all" names every collective); *set
+ * gets a bit per collective named. */
+static int parse_min_bytes(const char *s, uint64_t *min, unsigned *set)
 {
     while (*s) {
         size_t len = strcspn(s, ",");
         const char *colon = memchr(s, ':', len);
-        int c = colon ? coll_index(s, (size_t)(colon - s)) : -1;
+        int all = colon && colon - s == 3 && strncmp(s, "all", 3) == 0;
+        int c = colon && !all ? coll_index(s, (size_t)(colon - s)) : -1;
         char *end = NULL;
         errno = 0;
         unsigned long long v = colon ? strtoull(colon + 1, &end, 10) : 0;
-        if (c < 0 || end == colon + 1 || end != s + len || errno != 0 || colon[1] == '-') {
+        if ((c < 0 && !all) || end == colon + 1 || end != s + len || errno != 0 ||
+            colon[1] == '-') {
             logmsg("HCOMM_MPI_MIN_BYTES: '%.*s' is not COLLECTIVE:BYTES", (int)len, s);
             return -1;
         }
-        min[c] = v;
+        for (int i = 0; i < C_N; i++)
+            if (all || i == c) {
+                min[i] = v;
+                *set |= 1u << i;
+            }
         s += len + (s[len] == ',');
     }
     return 0;
@@ -172,12 +207,13 @@ static int init_slow(void)
     const char *e = getenv("HCOMM_MPI_DISABLE");
     g.enabled = !(e && *e && strcmp(e, "0") != 0);
     g.colls = (1u << C_N) - 1;
-    memcpy(g.min_bytes, default_min_bytes, sizeof g.min_bytes);
+    memset(g.min_bytes, 0, sizeof g.min_bytes);
+    g.min_set = 0;
     e = getenv("HCOMM_MPI_STATS");
     g.stats = e && *e && strcmp(e, "0") != 0;
     if ((e = getenv("HCOMM_MPI_COLLS")) && parse_colls(e, &g.colls) != 0)
         g.enabled = 0;
-    if ((e = getenv("HCOMM_MPI_MIN_BYTES")) && parse_min_bytes(e, g.min_bytes) != 0)
+    if ((e = getenv("HCOMM_MPI_MIN_BYTES")) && parse_min_bytes(e, g.min_bytes, &g.min_set) != 0)
         g.enabled = 0;
     if (PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, comm_delete, &g.keyval, NULL) !=
         MPI_SUCCESS) {
@@ -562,6 +598,23 @@ static int comm_get(MPI_Comm comm, dc_comm_t **out)
     return s->h ? W_HCOMM : s->why;
 }
 
+/* Whether a built-in row sends this call to MPI. The size of comm is the
+ * same on every rank of an intracommunicator (an intercommunicator's calls
+ * go to MPI either way). */
+static int builtin_to_mpi(enum coll c, MPI_Comm comm, uint64_t bytes)
+{
+    int n = -1;
+    for (size_t i = 0; i < sizeof builtin_mpi / sizeof builtin_mpi[0]; i++) {
+        if (builtin_mpi[i].c != c || bytes < builtin_mpi[i].lo || bytes >= builtin_mpi[i].hi)
+            continue;
+        if (n < 0 && PMPI_Comm_size(comm, &n) != MPI_SUCCESS)
+            return 0; /* comm_get and MPI will say why */
+        if (n >= builtin_mpi[i].nmin && n <= builtin_mpi[i].nmax)
+            return 1;
+    }
+    return 0;
+}
+
 /* Whether a call of collective c on comm, moving `bytes` (the same on every
  * rank), goes to hcomm; *cs its communicator. */
 static int route(enum coll c, MPI_Comm comm, uint64_t bytes, int root, dc_comm_t **cs)
@@ -572,8 +625,11 @@ static int route(enum coll c, MPI_Comm comm, uint64_t bytes, int root, dc_comm_t
         return W_NOT_LISTED;
     if (comm == MPI_COMM_NULL)
         return W_ARGS;
-    if (bytes < g.min_bytes[c])
-        return W_SMALL;
+    if (g.min_set & (1u << c)) {
+        if (bytes < g.min_bytes[c])
+            return W_SMALL;
+    } else if (builtin_to_mpi(c, comm, bytes))
+        return W_BUILTIN;
     int w = comm_get(comm, cs);
     if (w == W_HCOMM && root != -1 && (root < 0 || root >= (*cs)->size))
         return W_ARGS;

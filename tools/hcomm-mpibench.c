@@ -1,7 +1,7 @@
 /*
  * tools/hcomm-mpibench.c - MPI_Allreduce and MPI_Bcast latency of a plain MPI
  * program, to compare MPI with and without libhcomm_mpi.so preloaded
- * (docs/MPI-DROPIN.md "Measurements"). Prints one line per collective and
+ * (docs/MPI-DROPIN.md "Speed"). Prints one line per collective and
  * size: the mean time of a call, the slowest rank's, in microseconds.
  *
  *   mpirun -np 2 hcomm-mpibench [ITERS]

@@ -3,7 +3,8 @@
 # Idempotent: skips apt-get when everything is already there.
 set -e
 PKGS="build-essential autoconf automake libtool pkg-config \
-libopenmpi-dev openmpi-bin libucx-dev libhwloc-dev libjson-c-dev check gnuplot-nox cppcheck"
+libopenmpi-dev openmpi-bin libucx-dev libhwloc-dev libjson-c-dev check gnuplot-nox cppcheck \
+python3-mpi4py python3-numpy"
 missing=""
 for p in $PKGS; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

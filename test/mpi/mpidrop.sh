@@ -7,7 +7,9 @@
 #     intercommunicator).
 #  2. Communicators from MPI_Comm_dup/MPI_Comm_split are HcclCommSplit
 #     children: one HcclCommInitMpi bootstrap in the whole run (HCCL_DEBUG=INFO).
-#  3. The settings: HCOMM_MPI_COLLS, HCOMM_MPI_DISABLE, a bad name.
+#  3. The settings: HCOMM_MPI_COLLS, HCOMM_MPI_DISABLE, a bad name, and the
+#     built-in sizes that go to MPI (runs 1 and 2 turn them off with
+#     HCOMM_MPI_MIN_BYTES=all:0, so that every size runs on hcomm).
 #  4. A wrong interposer (mpidrop_broken.c) preloaded: test_mpidrop fails.
 # HC_MPIDROP_NPS="2 4" overrides the rank counts of 1.
 set -u
@@ -53,7 +55,7 @@ alltoallv scatter gather barrier iallreduce ibcast iallgather"
 
 for np in $HC_MPIDROP_NPS; do
     echo "=== test_mpidrop on $np rank(s), preloaded"
-    run "$np" "$lib" HCOMM_MPI_STATS=1
+    run "$np" "$lib" HCOMM_MPI_STATS=1 HCOMM_MPI_MIN_BYTES=all:0
     rc=$?
     [ $rc -eq 99 ] && exit 99
     [ $rc -eq 0 ] || fail "np=$np: rc=$rc"
@@ -73,7 +75,7 @@ done
 echo "=== split and dup: HcclCommSplit of the parent, one bootstrap"
 logs=$out.logs
 mkdir -p "$logs"
-run 3 "$lib" HCCL_DEBUG=INFO HCCL_DEBUG_SUBSYS=INIT,ELASTIC "HCCL_DEBUG_FILE=$logs/%p.log" >/dev/null
+run 3 "$lib" HCOMM_MPI_MIN_BYTES=all:0 HCCL_DEBUG=INFO HCCL_DEBUG_SUBSYS=INIT,ELASTIC "HCCL_DEBUG_FILE=$logs/%p.log" >/dev/null
 [ $? -eq 0 ] || fail "HCCL_DEBUG=INFO run: rc != 0"
 # per rank: MPI_COMM_WORLD bootstrapped; dup, split, dup of the split and
 # the split without rank 0 made by HcclCommSplit (rank 0 is not in the last)
@@ -85,12 +87,29 @@ echo "HcclCommSplit: $nsplit, bootstrapped: $nboot"
 [ "$nboot" -eq 3 ] || fail "$nboot bootstrapped communicators on 3 ranks, 3 expected"
 
 echo "=== HCOMM_MPI_COLLS=bcast,iallgather"
-run 2 "$lib" HCOMM_MPI_STATS=1 HCOMM_MPI_COLLS=bcast,iallgather
+run 2 "$lib" HCOMM_MPI_STATS=1 HCOMM_MPI_COLLS=bcast,iallgather HCOMM_MPI_MIN_BYTES=all:0
 [ $? -eq 0 ] || fail "HCOMM_MPI_COLLS: rc != 0"
 [ "$(hcomm bcast)" -gt 0 ] && [ "$(hcomm iallgather)" -gt 0 ] ||
     fail "HCOMM_MPI_COLLS: bcast/iallgather did not run on hcomm"
 [ "$(hcomm allreduce)" -eq 0 ] && grep -q 'allreduce .*not in HCOMM_MPI_COLLS' "$out" ||
     fail "HCOMM_MPI_COLLS: allreduce was not left to MPI"
+
+echo "=== the built-in sizes: small MPI_Bcast and MPI_Allreduce to MPI, large ones to hcomm"
+run 2 "$lib" HCOMM_MPI_STATS=1
+[ $? -eq 0 ] || fail "built-in sizes: rc != 0"
+for c in allreduce bcast; do
+    grep -q "^hcomm-mpi: $c .*built-in MPI size [0-9]" "$out" ||
+        fail "built-in sizes: no $c went to MPI for its size"
+    [ "$(hcomm "$c")" -gt 0 ] || fail "built-in sizes: no $c ran on hcomm"
+done
+echo "=== HCOMM_MPI_MIN_BYTES=bcast:0,allreduce:5000: that floor instead of the built-in sizes"
+run 2 "$lib" HCOMM_MPI_STATS=1 HCOMM_MPI_MIN_BYTES=bcast:0,allreduce:5000
+[ $? -eq 0 ] || fail "HCOMM_MPI_MIN_BYTES: rc != 0"
+grep -q '^hcomm-mpi: bcast .*mpi 0$' "$out" || fail "HCOMM_MPI_MIN_BYTES=bcast:0: a bcast went to MPI"
+grep '^hcomm-mpi: allreduce ' "$out" | grep -q 'below HCOMM_MPI_MIN_BYTES [0-9]' ||
+    fail "HCOMM_MPI_MIN_BYTES=allreduce:5000: no allreduce below the floor went to MPI"
+grep '^hcomm-mpi: allreduce ' "$out" | grep -q 'built-in' &&
+    fail "HCOMM_MPI_MIN_BYTES=allreduce:5000: the built-in sizes still applied"
 
 echo "=== HCOMM_MPI_DISABLE=1"
 run 2 "$lib" HCOMM_MPI_STATS=1 HCOMM_MPI_DISABLE=1
