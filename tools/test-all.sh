@@ -8,7 +8,9 @@ set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
 "$top/tools/install-deps.sh" || exit 1
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-: "${HC_SANITIZED_TESTS:=test/unit/check_reduce test/unit/check_env test/unit/check_sched \
+# (check_sched is left out there: its loopback case, ranks as threads that
+# spin on flags, ran for more than 15 minutes under ASan on 2 cores)
+: "${HC_SANITIZED_TESTS:=test/unit/check_reduce test/unit/check_env \
 test/unit/check_shm test/unit/check_topo test/unit/check_tune test/unit/check_layout \
 test/unit/check_rendezvous test/mpi/coll.sh test/mpi/errors.sh test/mpi/mismatch.sh}"
 pass=0
