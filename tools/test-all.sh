@@ -9,7 +9,7 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 "$top/tools/install-deps.sh" || exit 1
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 # (check_sched is left out there: its loopback case, ranks as threads that
-# spin on flags, ran for more than 15 minutes under ASan on 2 cores)
+# spin on flags, ran for more than 14 minutes under ASan on 2 cores)
 : "${HC_SANITIZED_TESTS:=test/unit/check_reduce test/unit/check_env \
 test/unit/check_shm test/unit/check_topo test/unit/check_tune test/unit/check_layout \
 test/unit/check_rendezvous test/mpi/coll.sh test/mpi/errors.sh test/mpi/mismatch.sh}"
