@@ -1428,28 +1428,45 @@ int MPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls
     return finish(comm, "MPI_Alltoallv", rc, hres_, v, store);
 }
 
+/* Scatter's and Gather's routing: whether this rank is the root (-1: the
+ * communicator is not usable), whether the call is in place there (the
+ * root's recvbuf for Scatter, its sendbuf for Gather is MPI_IN_PLACE), the
+ * block's bytes and the route. The buffers significant only at the root
+ * (Scatter's send, Gather's receive) count there alone. */
+static int route_rooted(enum coll c, MPI_Comm comm, int root, const void *sendbuf, int sendcount,
+                        MPI_Datatype sendtype, const void *recvbuf, int recvcount,
+                        MPI_Datatype recvtype, int *isroot, int *inplace, uint64_t *blk,
+                        dc_comm_t **cs)
+{
+    int me = 0, w = W_HCOMM;
+    *isroot = -1;
+    if (comm == MPI_COMM_NULL || PMPI_Comm_rank(comm, &me) != MPI_SUCCESS)
+        w = W_ARGS;
+    else
+        *isroot = me == root;
+    const int scatter = c == C_SCATTER;
+    *inplace = *isroot == 1 && (scatter ? recvbuf : sendbuf) == MPI_IN_PLACE;
+    if (w == W_HCOMM)
+        w = block_bytes(sendbuf, sendcount, sendtype, scatter ? *isroot == 1 : !*inplace,
+                        recvcount, recvtype, scatter ? !*inplace : *isroot == 1, blk);
+    if (w == W_HCOMM)
+        w = route(c, comm, *blk, root, cs);
+    return w;
+}
+
 int MPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                 int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
     uint64_t blk = 0;
     dc_comm_t *cs = NULL;
     HcclResult hres_ = HCCL_SUCCESS;
-    int me = 0;
     if (!ready())
         return PMPI_Scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root,
                             comm);
     /* sendcount/sendtype count at the root only; recvbuf is ignored there in place */
-    int w = W_HCOMM, isroot = -1;
-    if (comm == MPI_COMM_NULL || PMPI_Comm_rank(comm, &me) != MPI_SUCCESS)
-        w = W_ARGS;
-    else
-        isroot = me == root;
-    int inplace = isroot == 1 && recvbuf == MPI_IN_PLACE;
-    if (w == W_HCOMM)
-        w = block_bytes(sendbuf, sendcount, sendtype, isroot == 1, recvcount, recvtype, !inplace,
-                        &blk);
-    if (w == W_HCOMM)
-        w = route(C_SCATTER, comm, blk, root, &cs);
+    int isroot, inplace;
+    const int w = route_rooted(C_SCATTER, comm, root, sendbuf, sendcount, sendtype, recvbuf,
+                               recvcount, recvtype, &isroot, &inplace, &blk, &cs);
     if (falls(C_SCATTER, w))
         return PMPI_Scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root,
                             comm);
@@ -1479,21 +1496,12 @@ int MPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *
     uint64_t blk = 0;
     dc_comm_t *cs = NULL;
     HcclResult hres_ = HCCL_SUCCESS;
-    int me = 0;
     if (!ready())
         return PMPI_Gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root,
                            comm);
-    int w = W_HCOMM, isroot = -1;
-    if (comm == MPI_COMM_NULL || PMPI_Comm_rank(comm, &me) != MPI_SUCCESS)
-        w = W_ARGS;
-    else
-        isroot = me == root;
-    int inplace = isroot == 1 && sendbuf == MPI_IN_PLACE;
-    if (w == W_HCOMM)
-        w = block_bytes(sendbuf, sendcount, sendtype, !inplace, recvcount, recvtype, isroot == 1,
-                        &blk);
-    if (w == W_HCOMM)
-        w = route(C_GATHER, comm, blk, root, &cs);
+    int isroot, inplace;
+    const int w = route_rooted(C_GATHER, comm, root, sendbuf, sendcount, sendtype, recvbuf,
+                               recvcount, recvtype, &isroot, &inplace, &blk, &cs);
     if (falls(C_GATHER, w))
         return PMPI_Gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root,
                            comm);
