@@ -63,6 +63,8 @@
 #include <stdint.h>
 #include <hccl/hccl_types.h>
 
+#include "../topo/view.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -262,36 +264,6 @@ typedef enum {
  *  BARRIER        no buffers, count 0.
  */
 
-/* What an algorithm may know about the topology. Built by topo/; the
- * defaults (all NULL / 0) mean "flat: every rank equally far".
- *
- * Levels (topo/topo.h): fast group < node (host) < rack < cluster. The
- * ring keeps every group, node and rack contiguous, and groups, nodes and
- * racks are numbered in ring order, so group g is ring positions
- * [group_off[g], group_off[g+1]) (likewise node_off, rack_off; a group
- * never straddles a node, nor a node a rack). Hierarchical algorithms
- * (coll/hier.h) use nodes as their units when there are several, else
- * fast groups. The *_off arrays may be NULL (hand-made views): flat. */
-typedef struct hc_topo_view {
-    const uint32_t *ring;     /* ring[i] = rank at ring position i; NULL = 0..n-1 */
-    uint32_t ngroups;         /* fast groups (0 or 1 = flat) */
-    const uint32_t *group_of; /* group index of each rank (ngroups > 1) */
-    uint32_t nnodes;          /* hosts (0 or 1 = one host) */
-    const uint32_t *node_of;  /* host index of each rank (nnodes > 1) */
-    uint32_t nracks;          /* racks (0 or 1 = one) */
-    const uint32_t *rack_of;  /* rack index of each rank */
-    const uint32_t *pos_of;   /* ring position of each rank (NULL: search ring) */
-    const uint32_t *group_off, *node_off, *rack_off; /* ngroups+1, nnodes+1, nracks+1 */
-    /* TORUS2D: rows = nodes (several) or fast groups, all of grid_cols ranks;
-     * grid[row * grid_cols + col] = rank; grid_rows = 0: no grid */
-    uint32_t grid_rows, grid_cols;
-    const uint32_t *grid;
-    unsigned flags;           /* HC_TOPO_F_* */
-    double level_bw[4], level_lat[4]; /* link class crossing group/node/rack/cluster:
-                                         bytes/s, s (nominal; topo/topo.c says whence) */
-} hc_topo_view_t;
-#define HC_TOPO_F_HIER 0x1u      /* several groups or nodes: hierarchical variants are candidates */
-#define HC_TOPO_F_MULTINODE 0x2u /* several nodes (declared or detected hosts) */
 
 typedef struct hc_coll_args {
     hc_coll_t coll;
@@ -355,6 +327,10 @@ const char *hc_coll_name(hc_coll_t coll);
 void hc_sched_init(hc_sched_t *s, size_t esize);
 void hc_sched_reset(hc_sched_t *s); /* keep the memory, drop the steps */
 void hc_sched_free(hc_sched_t *s);
+/* Bytes rank `rank` of `nranks` sends to ranks of other nodes (by
+ * v->node_of) in schedule s; 0 on one node. */
+uint64_t hc_sched_xnode_bytes(const hc_sched_t *s, const hc_topo_view_t *v, uint32_t rank,
+                              uint32_t nranks);
 
 #define HC_DEPS(...) ((const int32_t[]){__VA_ARGS__, INT32_MIN})
 #define HC_NODEPS HC_DEPS(-1)

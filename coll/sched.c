@@ -273,3 +273,18 @@ int32_t hc_sched_reduce_multi(hc_sched_t *s, hc_loc_t dst, const hc_loc_t *src, 
     }
     return i;
 }
+
+uint64_t hc_sched_xnode_bytes(const hc_sched_t *s, const hc_topo_view_t *v, uint32_t rank,
+                              uint32_t nranks)
+{
+    uint64_t sum = 0;
+    if (v == NULL || v->nnodes < 2 || v->node_of == NULL)
+        return 0;
+    for (uint32_t i = 0; i < s->nsteps; i++) {
+        const hc_step_t *st = &s->steps[i];
+        if (st->kind == HC_STEP_SEND && st->peer < nranks &&
+            v->node_of[st->peer] != v->node_of[rank])
+            sum += st->bytes;
+    }
+    return sum;
+}

@@ -909,7 +909,7 @@ static int op_begin(hc_comm_t *c, const hc_op_t *op_in, hc_running_t *r, uint32_
         }
         ent->sched.algo = algo->name;
         ent->sched.nt_recv = (uint8_t)a->nt_recv;
-        ent->xnode_bytes = hc_topo_xnode_bytes(c->topo, c->rank, &ent->sched);
+        ent->xnode_bytes = hc_sched_xnode_bytes(&ent->sched, &c->view, c->rank, c->nranks);
         size_t need = hc_exec_ws_size(&ent->sched);
         if (need > ent->ws_size) {
             void *ws = realloc(ent->ws, need);

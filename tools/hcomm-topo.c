@@ -91,7 +91,7 @@ static uint64_t xnode(hc_comm_t *c, const hc_topo_view_t *v, hc_coll_t coll, con
     for (uint32_t r = 0; r < c->nranks; r++) {
         hc_sched_t s;
         if (build(c, v, coll, algo, r, count, 0, &s) == HCCL_SUCCESS)
-            sum += hc_topo_xnode_bytes(c->topo, r, &s);
+            sum += hc_sched_xnode_bytes(&s, &c->view, r, c->nranks);
         hc_sched_free(&s);
     }
     return sum;
@@ -332,7 +332,7 @@ static void bench(hc_comm_t *c, const char *sizes, int iters)
         }
         uint64_t xb[3] = {0, 0, 0}, sum[3];
         for (int k = 0; k < 3; k++)
-            xb[k] = hc_topo_xnode_bytes(c->topo, c->rank, &s[k]);
+            xb[k] = hc_sched_xnode_bytes(&s[k], &c->view, c->rank, c->nranks);
         MPI_Allreduce(xb, sum, 3, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
         if (g_rank == 0) {
             printf("  %-10s", tok);

@@ -1042,20 +1042,6 @@ int hc_topo_simulated_pair(const hc_topo_t *t, uint32_t a, uint32_t b)
            t->r[a].facts.phys == t->r[b].facts.phys;
 }
 
-uint64_t hc_topo_xnode_bytes(const hc_topo_t *t, uint32_t rank, const hc_sched_t *s)
-{
-    uint64_t sum = 0;
-    if (t == NULL || t->nnodes < 2)
-        return 0;
-    for (uint32_t i = 0; i < s->nsteps; i++) {
-        const hc_step_t *st = &s->steps[i];
-        if (st->kind == HC_STEP_SEND && st->peer < t->nranks &&
-            t->node_of[st->peer] != t->node_of[rank])
-            sum += st->bytes;
-    }
-    return sum;
-}
-
 void hc_topo_ring_crossings(const hc_topo_t *t, const uint32_t *ring, uint32_t cross[HC_TOPO_LEVELS])
 {
     memset(cross, 0, HC_TOPO_LEVELS * sizeof(uint32_t));

@@ -1,6 +1,6 @@
 /*
  * topo/topo.h - the topology model that algorithms see through
- * hc_topo_view_t (coll/coll.h).
+ * hc_topo_view_t (topo/view.h).
  *
  * Levels, with the names users see in logs, files and hcomm-topo:
  *
@@ -39,8 +39,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "../coll/coll.h"
 #include "topo_int.h"
+#include "view.h"
 
 struct hc_config;
 
@@ -151,8 +151,6 @@ int hc_topo_pair_level(const hc_topo_t *t, uint32_t a, uint32_t b);
 /* Different declared nodes on the same physical host: traffic between
  * them must take the network path (the simulated-host TCP worker). */
 int hc_topo_simulated_pair(const hc_topo_t *t, uint32_t a, uint32_t b);
-/* Bytes rank `rank` sends to ranks of other nodes in schedule s. */
-uint64_t hc_topo_xnode_bytes(const hc_topo_t *t, uint32_t rank, const hc_sched_t *s);
 
 /* Write the model in the topology-file format (topo/topo_file.c). */
 int hc_topo_write(const hc_topo_t *t, FILE *f);

@@ -1178,6 +1178,8 @@ static uint64_t xnode_total(const hc_topo_t *t, const hc_topo_view_t *v, hc_coll
 {
     const hc_algo_t *al = hc_coll_find_algo(coll, algo);
     ck_assert_ptr_nonnull(al);
+    hc_topo_view_t machine; /* where the bytes go, whatever view built the schedule */
+    hc_topo_view(t, &machine);
     uint64_t sum = 0;
     for (uint32_t r = 0; r < t->nranks; r++) {
         hc_coll_args_t a = {.coll = coll, .rank = r, .nranks = t->nranks, .root = root,
@@ -1186,7 +1188,7 @@ static uint64_t xnode_total(const hc_topo_t *t, const hc_topo_view_t *v, hc_coll
         hc_sched_t s;
         hc_sched_init(&s, 4);
         ck_assert_int_eq(al->build(&a, &s), HCCL_SUCCESS);
-        sum += hc_topo_xnode_bytes(t, r, &s);
+        sum += hc_sched_xnode_bytes(&s, &machine, r, t->nranks);
         hc_sched_free(&s);
     }
     return sum;
