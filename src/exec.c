@@ -1,5 +1,5 @@
 /* src/exec.c - the schedule executor (see exec.h). */
-#define _GNU_SOURCE /* process_vm_readv */
+#define _GNU_SOURCE /* sched_getcpu */
 #include "exec.h"
 
 #include <errno.h>
@@ -7,7 +7,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/uio.h>
 
 #include <hccl/hccl.h>
 
@@ -17,7 +16,7 @@
 #include "reduce.h"
 #include "util.h"
 #include "trace.h"
-#include "window.h"
+#include "mover.h"
 
 /* Copies from this size on may use non-temporal stores (glibc switches at
  * a fraction of the last-level cache, tens of MB here): a PUBLISH after
@@ -540,28 +539,18 @@ static int cross_copy(hc_exec_t *e, uint32_t i, const hc_step_t *t)
         return HCCL_SUCCESS; /* the operation is bad: its flags go on */
     const uint64_t rb = __atomic_load_n(&ad[theirs.buf == HC_BUF_RECV], __ATOMIC_RELAXED);
     char *mine = ptr(e, rd ? t->dst : t->a);
-    /* the peer's range registered and mapped here (src/window.h): a copy */
-    char *m = hc_win_find(e->wins, t->peer, rb + theirs.off, t->bytes);
+    /* the peer's range registered and mapped here (src/mover.h): a copy */
+    char *m = hc_mover_map(e->wins, t->peer, rb + theirs.off, t->bytes);
     if (m) {
         const int nt = e->s->nt_recv && t->bytes >= HC_COLD_MIN;
         (nt ? hc_copy_nt : hc_copy)(rd ? mine : m, rd ? m : mine, t->bytes);
         e->nt_stores |= nt;
         return HCCL_SUCCESS;
     }
-    uint64_t done = 0;
-    while (done < t->bytes) {
-        struct iovec l = {mine + done, t->bytes - done};
-        struct iovec r = {(void *)(uintptr_t)(rb + theirs.off + done), t->bytes - done};
-        ssize_t k = e->pid == NULL ? -1
-                    : rd          ? process_vm_readv(e->pid[t->peer], &l, 1, &r, 1, 0)
-                                  : process_vm_writev(e->pid[t->peer], &l, 1, &r, 1, 0);
-        if (k > 0) {
-            done += (uint64_t)k;
-            continue;
-        }
-        if (k < 0 && errno == EINTR)
-            continue;
-        const int err = k < 0 && e->pid ? errno : EFAULT;
+    uint64_t done;
+    const int err = hc_mover_cma(e->pid ? e->pid[t->peer] : 0, rd, mine, rb + theirs.off,
+                                 t->bytes, &done);
+    if (err) {
         HC_ERROR(HC_SUB_COLL, "%s step %u/%u: %s of %llu B %s rank %u (pid %d) failed after "
                  "%llu B: %s", e->s->algo ? e->s->algo : "?", i, e->s->nsteps, kind_name[t->kind],
                  (unsigned long long)t->bytes, rd ? "from" : "to", t->peer,
@@ -591,8 +580,8 @@ static int xreduce(hc_exec_t *e, uint32_t i, const hc_step_t *t)
     const uint64_t *ad = (const uint64_t *)(e->half[t->peer] + HC_SEG_ADDR);
     const uint64_t ps = __atomic_load_n(&ad[0], __ATOMIC_RELAXED) + t->b.off;
     const uint64_t pr = __atomic_load_n(&ad[1], __ATOMIC_RELAXED) + t->dst.off;
-    const char *theirs = hc_win_find(e->wins, t->peer, ps, t->bytes);
-    char *out = both ? hc_win_find(e->wins, t->peer, pr, t->bytes) : NULL;
+    const char *theirs = hc_mover_map(e->wins, t->peer, ps, t->bytes);
+    char *out = both ? hc_mover_map(e->wins, t->peer, pr, t->bytes) : NULL;
     char *dst = ptr(e, t->dst);
     const char *own = ptr(e, t->a);
     const size_t es = e->s->esize;

@@ -55,7 +55,7 @@ typedef struct hc_shm_bind {
     uint64_t *seen_done;
     /* NULL, or [nranks]: each rank's process id, for HC_STEP_READ */
     const int32_t *pid;
-    /* NULL, or the communicator's registered buffers (src/window.h), for
+    /* NULL, or the communicator's registered buffers (src/mover.h), for
      * HC_STEP_XREDUCE */
     const struct hc_win *wins;
     /* more ranks on the host than CPUs: announce this rank's CPU
