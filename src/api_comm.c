@@ -10,6 +10,8 @@
 
 #include "bootstrap.h"
 #include "comm.h"
+#include "comm_id.h"
+#include "op.h"
 #include "log.h"
 
 uint32_t HcommGetVersion(void)
@@ -118,7 +120,10 @@ static void quiesce(hc_comm_t *c)
             return;
     c->wait_limit_s = HC_DESTROY_BARRIER_S;
     HC_INFO(HC_SUB_INIT, "HcclCommDestroy(%s): closing barrier (the last communicator)", c->name);
-    int rc = HcclBarrier(c->handle, NULL);
+    hc_op_t o;
+    hc_op_init(&o, "HcclCommDestroy", HC_COLL_BARRIER, 0, HCCL_DATA_TYPE_INT8, 1, HCCL_REDUCE_SUM,
+               NULL, NULL);
+    int rc = hc_comm_run(c, &o);
     if (rc != HCCL_SUCCESS)
         HC_INFO(HC_SUB_INIT, "HcclCommDestroy(%s): the closing barrier returned %s; closing "
                 "anyway", c->name, HcclGetErrorString((HcclResult)rc));

@@ -10,6 +10,7 @@
 #ifndef HC_COMM_H_
 #define HC_COMM_H_
 
+#include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 #include <hccl/hccl.h>
@@ -18,35 +19,19 @@
 #include "context.h"
 #include "env.h"
 #include "exec.h"
+#include "schedcache.h"
 #include "trace.h"
 
 struct hc_topo;
 struct hc_tune;
 
-#define HC_SCHED_CACHE 64
-
-typedef struct hc_sched_key {
-    uint8_t coll, algo, dtype, op, in_place, valid, iov, nt;
-    uint8_t reg; /* args.registered */
-    uint32_t root;
-    uint64_t count, chunk;
-} hc_sched_key_t;
-
-typedef struct hc_sched_entry {
-    hc_sched_key_t key;
-    hc_sched_t sched;
-    void *ws;           /* executor workspace for this schedule */
-    size_t ws_size;
-    int busy;           /* in use by a running operation */
-    uint64_t last_use;
-    uint64_t xnode_bytes; /* what the schedule sends to ranks on other nodes */
-} hc_sched_entry_t;
 
 typedef struct hc_comm {
     void *handle;             /* what the API gave out (src/handle.h) */
     hc_context_t *ctx;
     uint32_t rank, nranks;
     uint32_t *peer;           /* comm rank -> address-book index */
+    hc_eps_t eps;             /* ctx and peer, for the UCX transport */
     uint32_t id;              /* tag id (20 bits) */
     int id_claimed;           /* id is in ctx->ids (released at destroy) */
     uint32_t seq;             /* collective sequence (< HC_TAG_CTRL_SEQ) */
@@ -124,30 +109,18 @@ int hc_comm_rebuild(hc_comm_t *c, uint32_t rank, uint32_t nranks, const uint32_t
 /* Build the topology model and tuning table if not yet (a split's are
  * built at its first operation; hc_op_begin calls this). Thread-safe. */
 int hc_comm_topo(hc_comm_t *c);
+/* The communicator whose eps is the transport context of an executor
+ * started with hc_ucx_tp. */
+static inline hc_comm_t *hc_comm_of_eps(void *tp_ctx)
+{
+    return (hc_comm_t *)(void *)((char *)tp_ctx - offsetof(hc_comm_t, eps));
+}
 /* The address-book entry of comm rank r. */
 static inline hc_peer_t *hc_comm_peer(const hc_comm_t *c, uint32_t r)
 {
     return c->ctx->peers[c->peer[r]];
 }
 
-/* Fill this process's card for communicator rank `rank` (proposal for the
- * comm id included). */
-void hc_comm_fill_card(hc_context_t *ctx, const hc_config_t *cfg, uint32_t rank,
-                       hc_card_t *card);
-/* The agreed id: max of the proposals; remembers it in the context. */
-uint32_t hc_comm_agree_id(hc_context_t *ctx, const hc_card_t *cards, uint32_t n);
-/* Reserve an id proposal (every proposal of one process is different, so
- * two creations in flight in one process never agree on the same id from
- * its own proposals), and record an agreed one (max of the proposals). */
-uint32_t hc_comm_propose_id(hc_context_t *ctx);
-uint32_t hc_comm_note_id(hc_context_t *ctx, uint32_t max_proposal);
-/* Take id (as hc_comm_note_id returns it) for a communicator of this
- * process: HCCL_E_INTERNAL if another live communicator of the process
- * has it, or an agreement in flight claimed it (two creations at once
- * from several threads agreed on the same id), else HCCL_SUCCESS.
- * hc_ctx_release_id gives it back. Both take ctx->lock. */
-int hc_ctx_claim_id(hc_context_t *ctx, uint32_t id);
-void hc_ctx_release_id(hc_context_t *ctx, uint32_t id);
 
 /* Merge the environment with an HcclCommConfig (config wins; checked by
  * hc_config_read). src/commconfig.c. */
@@ -163,77 +136,6 @@ int hc_config_read(const HcclCommConfig *config, HcclCommConfig *out);
 void hc_comm_registry_add(hc_comm_t *c);
 void hc_comm_registry_remove(hc_comm_t *c);
 
-/* One operation, described for the runner. */
-typedef struct hc_op {
-    hc_coll_args_t args;
-    void *send, *recv;
-    const char *api;          /* "HcclAllReduce", for logs */
-    HcclReduceOp user_op;     /* AVG is run as SUM then scaled */
-    /* set by stream tasks (src/stream.h): sequence number and begin turn
-     * (ticket) reserved at enqueue (has_seq), stream and enqueue time for
-     * the trace */
-    int has_seq;
-    uint32_t seq;
-    uint64_t ticket;
-    uint32_t stream_id;
-    uint64_t t_enq;
-    /* SEND/RECV as a scatter/gather list (send, recv unused): only for
-     * algorithms hc_exec_set_iov accepts; HcclAllReduceMulti checks with
-     * hc_comm_select first */
-    const hc_iov_t *iov;
-    uint32_t niov;
-    /* > 0: the schedule's steps before this one already ran (the fast lane
-     * began the operation, src/fastlane.h); has_seq is then set too */
-    uint32_t resume_at;
-} hc_op_t;
-
-/* An operation between begin and end. */
-typedef struct hc_running {
-    hc_comm_t *c;
-    hc_op_t op;
-    hc_sched_entry_t *ent;
-    hc_sched_entry_t local;   /* when the schedule is not cached */
-    int use_local;
-    void *tmp;
-    hc_exec_t e;
-    hc_trace_op_t tr;         /* the timeline's view of it (HCCL_TRACE_FILE) */
-} hc_running_t;
-
-/* Select, build (or reuse) the schedule, take scratch, start the executor.
- * On failure everything is released. */
-int hc_op_begin(hc_comm_t *c, const hc_op_t *op, hc_running_t *r);
-/* Release what begin took; on success finish AVG. */
-void hc_op_end(hc_running_t *r, int rc);
-/* An operation of collective `coll` over `count` elements (the rest of the
- * fields zero: no sequence reserved, not in place, no list). */
-void hc_op_init(hc_op_t *op, const char *api, hc_coll_t coll, uint64_t count, HcclDataType dt,
-                size_t esize, HcclReduceOp rop, void *send, void *recv);
-/* c's memo holds this operation (a's collective, count, type, in-place,
- * root, list; `op` and `reg` as hc_op_begin prepares them: AVG as SUM,
- * registered buffers or not) with a schedule not in use: hc_op_begin runs
- * that schedule again, and the fast lane may (src/fastlane.h). */
-static inline int hc_comm_memo_is(const hc_comm_t *c, const hc_coll_args_t *a, uint8_t op,
-                                  uint8_t reg)
-{
-    const hc_sched_key_t *mk = &c->memo.key;
-    return c->memo.ent && mk->count == a->count && mk->coll == a->coll &&
-           mk->dtype == a->dtype && mk->op == op && mk->in_place == a->in_place &&
-           mk->root == a->root && mk->iov == a->iov && mk->reg == reg && !c->memo.ent->busy &&
-           memcmp(&c->memo.ent->key, mk, sizeof(*mk)) == 0;
-}
-/* An operation the fast lane ran without hc_op_begin ended with rc: what
- * hc_op_end does after the executor (the count, AVG's division). */
-void hc_op_end_inline(hc_comm_t *c, const hc_op_t *op, int rc);
-/* begin + wait + end (blocking, with the deadline); a tiny repeat may run
- * inline instead (src/fastlane.h). */
-int hc_comm_run(hc_comm_t *c, const hc_op_t *op);
-/* The same, always through hc_op_begin and the executor. */
-int hc_comm_run_general(hc_comm_t *c, const hc_op_t *op);
-/* The algorithm hc_op_begin would choose for these arguments (the same
- * preparation: topology, shared staging, selection table), nothing run;
- * NULL if the communicator's topology cannot be built. Collective the
- * first time (the shared-staging handshake). */
-const hc_algo_t *hc_comm_select(hc_comm_t *c, hc_coll_args_t *a);
 
 /* Wait for several executors at once, with the communicator's deadline.
  * Returns the first error, or HCCL_SUCCESS when all are done. */
@@ -262,7 +164,5 @@ uint32_t hc_comm_next_seq_begun(hc_comm_t *c);
 
 /* Record an asynchronous error (first one wins). */
 void hc_comm_set_error(hc_comm_t *c, int rc);
-
-extern const hc_transport_ops_t hc_ucx_ops;
 
 #endif /* HC_COMM_H_ */

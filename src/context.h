@@ -129,6 +129,13 @@ typedef struct hc_context {
     volatile int closing;
 } hc_context_t;
 
+/* A communicator's ranks as entries of the address book: the context the
+ * UCX transport's operations take (hc_ucx_tp, src/transport_ucx.h). */
+typedef struct hc_eps {
+    hc_context_t *ctx;
+    const uint32_t *peer; /* rank -> address-book index */
+} hc_eps_t;
+
 /* Progress every worker of the context once (ctx->lock held): use this,
  * not ucp_worker_progress(ctx->worker), wherever hcomm drives UCX. */
 static inline unsigned hc_ctx_poll(hc_context_t *ctx)

@@ -63,6 +63,8 @@
 
 #include "bootstrap.h"
 #include "comm.h"
+#include "comm_id.h"
+#include "op.h"
 #include "elastic.h"
 #include "log.h"
 #include "transport_ucx.h"

@@ -61,7 +61,7 @@ HC_HOT int hc_exec_start(hc_exec_t *e, const hc_sched_t *s, void *const bufs[HC_
     for (int i = 0; i < HC_NBUFS; i++)
         e->base[i] = bufs[i];
     e->tp = tp;
-    e->tctx = tctx;
+    e->tp_ctx = tctx;
     e->rank = rank;
     e->comm_id = comm_id;
     e->seq = seq;
@@ -824,7 +824,7 @@ HC_HOT static int start_step(hc_exec_t *e, uint32_t i)
     case HC_STEP_SEND:
         x->status = HCCL_E_AGAIN;
         x->peer = t->peer;
-        rc = e->tp->isend(e->tctx, t->peer, ptr(e, t->a), t->bytes,
+        rc = e->tp->isend(e->tp_ctx, t->peer, ptr(e, t->a), t->bytes,
                           hc_tag_make(e->rank, e->comm_id, e->seq, t->tag), x);
         if (rc != HCCL_SUCCESS)
             return rc;
@@ -834,7 +834,7 @@ HC_HOT static int start_step(hc_exec_t *e, uint32_t i)
     case HC_STEP_RECV:
         x->status = HCCL_E_AGAIN;
         x->peer = t->peer;
-        rc = e->tp->irecv(e->tctx, t->peer, ptr(e, t->dst), t->bytes,
+        rc = e->tp->irecv(e->tp_ctx, t->peer, ptr(e, t->dst), t->bytes,
                           hc_tag_make(t->peer, e->comm_id, e->seq, t->tag), x);
         if (rc != HCCL_SUCCESS)
             return rc;
@@ -1083,7 +1083,7 @@ void hc_exec_cancel(hc_exec_t *e, int rc)
         if (e->s->steps[e->posted[k]].kind == HC_STEP_WAIT)
             x->status = rc; /* nothing to cancel: a flag it polled */
         else if (x->status == HCCL_E_AGAIN)
-            e->tp->cancel(e->tctx, x);
+            e->tp->cancel(e->tp_ctx, x);
     }
     e->nposted = 0;
     e->status = rc;

@@ -77,7 +77,7 @@ typedef struct hc_exec {
     const hc_sched_t *s;
     char *base[HC_NBUFS_ALL]; /* HC_BUF_SEG: own staging half (hc_exec_bind_shm) */
     const hc_transport_ops_t *tp;
-    void *tctx;
+    void *tp_ctx;
     uint32_t rank, comm_id, seq;
     HcclDataType dtype;
     HcclReduceOp op;

@@ -37,6 +37,7 @@
 #define HC_FASTLANE_H_
 
 #include "comm.h"
+#include "op.h"
 
 /* 1: the operation ran, *rc its result; 0: not taken, nothing changed. */
 int hc_fastlane_run(hc_comm_t *c, const hc_op_t *op, int *rc);

@@ -52,10 +52,14 @@
 #include <string.h>
 #include <hccl/hccl.h>
 
-#include "api.h"
+#include "argcheck.h"
+#include "group.h"
 #include "comm.h"
+#include "op.h"
 #include "log.h"
 #include "reduce.h"
+#include "fusion.h"
+#include "progress.h"
 #include "stream.h"
 #include "util.h"
 #include "../coll/algos.h"

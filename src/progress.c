@@ -29,9 +29,11 @@
 #include <string.h>
 #include <hccl/hccl.h>
 
-#include "api.h"
 #include "log.h"
+#include "fusion.h"
+#include "progress.h"
 #include "stream.h"
+#include "transport_ucx.h"
 
 #define HC_SPIN_BEFORE_YIELD 64
 
@@ -41,9 +43,9 @@
  * the step when its peer's endpoint has failed. ctx->lock held. */
 static int failed_peer(hc_exec_t *e)
 {
-    if (e->tp != &hc_ucx_ops)
+    if (e->tp != &hc_ucx_tp)
         return HCCL_SUCCESS;
-    const hc_comm_t *c = e->tctx;
+    const hc_comm_t *c = hc_comm_of_eps(e->tp_ctx);
     for (uint32_t k = 0; k < e->nposted; k++) {
         const uint32_t si = e->posted[k];
         const hc_step_t *t = &e->s->steps[si];
@@ -83,24 +85,6 @@ static void exec_cancel(hc_comm_t *c, hc_exec_t *e, int rc)
     pthread_mutex_lock(&c->ctx->lock);
     hc_exec_cancel(e, rc);
     pthread_mutex_unlock(&c->ctx->lock);
-}
-
-void hc_task_trace_begin(hc_running_t *r, const char *algo, uint32_t seq)
-{
-    hc_comm_t *c = r->c;
-    const hc_op_t *op = &r->op;
-    hc_trace_op_t *tr = &r->tr;
-    const char *api = op->api ? op->api : "op";
-    hc_trace_set_rank((int)c->rank);
-    tr->name = strncmp(api, "Hccl", 4) == 0 ? api + 4 : api;
-    tr->algo = algo;
-    tr->bytes = op->args.count * op->args.esize;
-    tr->comm_id = c->id;
-    tr->seq = seq;
-    tr->stream = op->stream_id;
-    tr->t_enq = op->t_enq;
-    hc_trace_op_begin(tr);
-    r->e.trace = tr;
 }
 
 /* ---- one collective ---------------------------------------------------- */
@@ -281,7 +265,7 @@ static int p2p_start(hc_task_t *t)
     p2p_task_t *k = (p2p_task_t *)t;
     hc_comm_t *c = t->c;
     void *bufs[HC_NBUFS] = {NULL, NULL, NULL}; /* offsets are the user's pointers */
-    int rc = hc_exec_start(&k->e, &k->s, bufs, &hc_ucx_ops, c, c->rank, c->id, HC_TAG_P2P_SEQ,
+    int rc = hc_exec_start(&k->e, &k->s, bufs, &hc_ucx_tp, &c->eps, c->rank, c->id, HC_TAG_P2P_SEQ,
                            HCCL_DATA_TYPE_INT8, HCCL_REDUCE_SUM, NULL);
     if (rc != HCCL_SUCCESS)
         return rc;

@@ -22,6 +22,7 @@
 
 #include "elastic.h"
 #include "log.h"
+#include "transport_ucx.h"
 #include "util.h"
 
 enum { SLOT_FRESH = 0, SLOT_FREE, SLOT_USED, SLOT_HELD };
@@ -428,7 +429,7 @@ static int exchange(hc_comm_t *c, rec_t *recs)
     if (rc == HCCL_SUCCESS) {
         void *bufs[HC_NBUFS] = {&recs[me], recs, NULL};
         hc_exec_t e;
-        rc = hc_exec_start(&e, &s, bufs, &hc_ucx_ops, c, me, c->id, HC_TAG_CTRL_SEQ,
+        rc = hc_exec_start(&e, &s, bufs, &hc_ucx_tp, &c->eps, me, c->id, HC_TAG_CTRL_SEQ,
                            HCCL_DATA_TYPE_UINT8, HCCL_REDUCE_SUM, NULL);
         if (rc == HCCL_SUCCESS) {
             hc_exec_t *ex = &e;

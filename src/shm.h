@@ -45,6 +45,7 @@
 #include <stdint.h>
 
 #include "comm.h"
+#include "op.h"
 
 /* Largest staging half per communicator (the pipelining chunks of the
  * shared-memory algorithms fit in it several times). */

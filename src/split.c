@@ -46,10 +46,12 @@
 #include <string.h>
 #include <hccl/hccl.h>
 
-#include "api.h"
 #include "comm.h"
+#include "comm_id.h"
+#include "op.h"
 #include "elastic.h"
 #include "log.h"
+#include "transport_ucx.h"
 #include "tune.h"
 #include "../coll/algos.h"
 
@@ -96,7 +98,7 @@ int hc_ctrl_max(hc_comm_t *c, const uint32_t *members, uint32_t n, uint32_t me,
     }
     void *bufs[HC_NBUFS] = {vals, acc, tmp};
     hc_exec_t e;
-    rc = hc_exec_start(&e, &s, bufs, &hc_ucx_ops, c, c->rank, c->id, HC_TAG_CTRL_SEQ,
+    rc = hc_exec_start(&e, &s, bufs, &hc_ucx_tp, &c->eps, c->rank, c->id, HC_TAG_CTRL_SEQ,
                        HCCL_DATA_TYPE_UINT32, HCCL_REDUCE_MAX, NULL);
     if (rc == HCCL_SUCCESS) {
         hc_exec_t *ex = &e;
@@ -151,7 +153,7 @@ static int bruck_allgather(hc_comm_t *c, const void *mine, void *all, void *work
         void *bufs[HC_NBUFS] = {NULL, w, NULL};
         uint32_t seq = hc_comm_next_seq_begun(c); /* uses no staging */
         if (rc == HCCL_SUCCESS)
-            rc = hc_exec_start(&e, &s, bufs, &hc_ucx_ops, c, me, c->id, seq,
+            rc = hc_exec_start(&e, &s, bufs, &hc_ucx_tp, &c->eps, me, c->id, seq,
                                HCCL_DATA_TYPE_UINT8, HCCL_REDUCE_SUM, NULL);
         if (rc == HCCL_SUCCESS) {
             hc_exec_t *ex = &e;

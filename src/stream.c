@@ -58,6 +58,7 @@
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
+#include "progress.h"
 #include "stream.h"
 #include "handle.h"
 

@@ -27,6 +27,7 @@
 #include <hccl/hccl.h>
 
 #include "comm.h"
+#include "op.h"
 #include "trace.h"
 
 struct hc_task;
@@ -145,9 +146,6 @@ void hc_stream_begun(hc_comm_t *c, uint64_t ticket); /* it has begun (or never w
 
 /* ---- running tasks ---------------------------------------------------- */
 
-/* Blocking: start, drive in this thread until done (HCCL_EXEC_TIMEOUT,
- * HcclCommAbort, failed peers), finish, destroy. Returns the result. */
-int hc_task_run(hc_task_t *t);
 /* Run blocking (t->stream NULL) or enqueue on t's stream (the stream then
  * owns the task). On error the task is destroyed. */
 int hc_task_dispatch(hc_task_t *t);
@@ -168,11 +166,8 @@ void hc_stream_stage_put(hc_task_t *t, uint64_t bytes);
 /* The executor just advanced waits on shared-memory flags (no fd wakes the
  * engine for those: it polls). Called by hc_task_exec_progress. */
 void hc_stream_note_shm_wait(void);
-/* Drive one executor: hc_exec_progress under ctx->lock, plus the check for
- * a posted step whose peer failed (its receive would never complete). */
-int hc_task_exec_progress(hc_comm_t *c, hc_exec_t *e);
 
-/* ---- task kinds (src/progress.c, src/fusion.c) ------------------------ */
+/* ---- what every task kind shares ------------------------------------ */
 
 /* Tasks shared by the kinds. `stream` is the validated stream or NULL;
  * `owner` the top-level task that holds sequence numbers (NULL: t). */
@@ -184,40 +179,6 @@ void hc_task_add_range(hc_task_t *t, const void *p, uint64_t len, int write);
 void hc_task_free_common(hc_task_t *t);
 double hc_now_s(void);
 
-/* One collective (op->args described and checked by the API layer). */
-hc_task_t *hc_task_coll(hc_comm_t *c, const hc_op_t *op, void *stream, hc_task_t *owner,
-                        int *rc);
-
-/* A group (src/group.c's queued calls). */
-typedef struct hc_gitem {
-    int is_coll;
-    hc_comm_t *c;
-    hc_op_t op;               /* collectives */
-    int is_send;              /* p2p */
-    void *buf;
-    uint64_t bytes;
-    uint32_t peer;
-} hc_gitem_t;
-hc_task_t *hc_task_group(const hc_gitem_t *items, uint32_t n, void *stream, int *rc);
-
-/* HcclAllReduceMulti over n tensors (arguments checked; arrays copied). */
-hc_task_t *hc_task_multi(hc_comm_t *c, const void *const *inputs, void *const *outputs,
-                         const uint64_t *counts, size_t n, HcclDataType dt, size_t es,
-                         HcclReduceOp op, const char *api, void *stream, hc_task_t *owner,
-                         int *rc);
-
-/* Per-process counters of the fusion path (tests, examples via the log). */
-typedef struct {
-    uint64_t calls;       /* HcclAllReduceMulti calls and fused group sets */
-    uint64_t tensors;     /* tensors they carried */
-    uint64_t net_ops;     /* AllReduce operations they issued */
-    uint64_t buckets;     /* of which packed buckets */
-    uint64_t gathered;    /* of which gathered in place (DIRECT on a list) */
-} hc_fusion_counters_t;
-void hc_fusion_counters(hc_fusion_counters_t *out);
-
-/* Trace an operation that hc_op_begin started (comm.c calls it). */
-void hc_task_trace_begin(hc_running_t *r, const char *algo, uint32_t seq);
 
 /* ---- process context hooks ------------------------------------------ */
 

@@ -7,7 +7,7 @@
 #include <unistd.h>
 #include <hccl/hccl.h>
 
-#include "window.h"
+#include "mover.h"
 
 typedef struct lp_msg {
     struct lp_msg *next;

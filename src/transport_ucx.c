@@ -26,7 +26,6 @@
 #include <string.h>
 #include <hccl/hccl.h>
 
-#include "comm.h"
 #include "log.h"
 #include "../topo/topo.h"
 
@@ -446,7 +445,7 @@ static int finish_post(ucs_status_ptr_t r, hc_xfer_t *x)
 static int ucx_isend(void *tctx, uint32_t peer, const void *buf, size_t len, uint64_t tag,
                      hc_xfer_t *x)
 {
-    hc_comm_t *c = tctx;
+    const hc_eps_t *c = tctx;
     int rc;
     ucp_ep_h ep = hc_ctx_ep(c->ctx, c->peer[peer], &rc);
     if (ep == NULL)
@@ -463,7 +462,7 @@ static int ucx_isend(void *tctx, uint32_t peer, const void *buf, size_t len, uin
 static int ucx_irecv(void *tctx, uint32_t peer, void *buf, size_t len, uint64_t tag,
                      hc_xfer_t *x)
 {
-    hc_comm_t *c = tctx;
+    const hc_eps_t *c = tctx;
     hc_peer_t *p = c->ctx->peers[c->peer[peer]];
     if (p->failed)
         return p->failed;
@@ -481,7 +480,7 @@ static int ucx_irecv(void *tctx, uint32_t peer, void *buf, size_t len, uint64_t 
 
 static void ucx_cancel(void *tctx, hc_xfer_t *x)
 {
-    hc_comm_t *c = tctx;
+    const hc_eps_t *c = tctx;
     void *r = x->req;
     if (r) {
         req_slot_t *slot = r;
@@ -498,11 +497,11 @@ static void ucx_cancel(void *tctx, hc_xfer_t *x)
 
 static int ucx_progress(void *tctx)
 {
-    hc_comm_t *c = tctx;
+    const hc_eps_t *c = tctx;
     return (int)hc_ctx_poll(c->ctx);
 }
 
-const hc_transport_ops_t hc_ucx_ops = {
+const hc_transport_ops_t hc_ucx_tp = {
     .name = "ucx",
     .isend = ucx_isend,
     .irecv = ucx_irecv,

@@ -16,8 +16,9 @@
 
 #include <hccl/hccl.h>
 
-#include "api.h"
+#include "group.h"
 #include "comm.h"
+#include "op.h"
 #include "log.h"
 #include "stream.h"
 #include "window.h"

@@ -39,6 +39,7 @@
 #include "coll/hier.h"
 #include "src/comm.h"
 #include "src/exec.h"
+#include "src/transport_ucx.h"
 #include "src/tune.h"
 #include "topo/topo.h"
 #include "tools/stats.h"
@@ -272,7 +273,7 @@ static int run_sched(hc_comm_t *c, const hc_topo_view_t *v, const char *algo, fl
     }
     void *bufs[HC_NBUFS] = {in, out, *tmp};
     hc_exec_t e;
-    int rc = hc_exec_start(&e, s, bufs, &hc_ucx_ops, c, c->rank, c->id, hc_comm_next_seq(c),
+    int rc = hc_exec_start(&e, s, bufs, &hc_ucx_tp, &c->eps, c->rank, c->id, hc_comm_next_seq(c),
                            HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, NULL);
     if (rc == HCCL_SUCCESS) {
         hc_exec_t *ex = &e;

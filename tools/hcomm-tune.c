@@ -54,6 +54,7 @@
 
 #include "coll/algos.h"
 #include "src/comm.h"
+#include "src/op.h"
 #include "src/shm.h"
 #include "src/tune.h"
 #include "tools/hugepages.h"

@@ -26,7 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "src/stream.h" /* hc_fusion_counters */
+#include "src/fusion.h" /* hc_fusion_counters */
 
 static int g_rank, g_n;
 /* Expect the gathered plan (DIRECT AllReduce on the tensors in place):
