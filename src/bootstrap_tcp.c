@@ -373,14 +373,11 @@ static void log_timeout(const serve_t *st, double timeout)
              r->got, r->nranks, timeout, missing, (unsigned long long)st->dropped, st->npend);
 }
 
-static void *serve(void *arg)
+/* The rendezvous: accept connections and read their messages until every
+ * rank of the job has sent its card, or the deadline. Returns the status
+ * of the job's creation (HCCL_SUCCESS: st->rdv has every card). */
+static int32_t gather(server_t *sv, serve_t *st, struct pollfd *pf, int32_t status)
 {
-    server_t *sv = arg;
-    serve_t *st = calloc(1, sizeof(*st));
-    struct pollfd *pf = malloc((PENDING_MAX + 1) * sizeof(*pf));
-    int32_t status = st && pf ? HCCL_SUCCESS : HCCL_E_MEMORY;
-    if (st)
-        hc_rdv_init(&st->rdv, sv->uid);
     const double deadline = now_s() + sv->timeout;
     while (status == HCCL_SUCCESS && (st->rdv.nranks == 0 || st->rdv.got < st->rdv.nranks)) {
         double left = deadline - now_s();
@@ -426,8 +423,13 @@ static void *serve(void *arg)
         if (pf[0].revents & POLLIN)
             serve_accept(st, sv->lfd);
     }
-    close(sv->lfd);
-    /* the verdict to every accepted rank, with all the cards on success */
+    return status;
+}
+
+/* The verdict to every accepted rank, with all the cards on success;
+ * *rep_out: the verdict. */
+static void reply_all(server_t *sv, serve_t *st, int32_t status, hc_reply_t *rep_out)
+{
     const hc_rdv_t *r = st ? &st->rdv : NULL;
     hc_card_t *cards = NULL;
     if (status == HCCL_SUCCESS) {
@@ -439,6 +441,7 @@ static void *serve(void *arg)
                    sizeof(hc_card_t));
     }
     hc_reply_t rep = {status, r ? r->nranks : 0};
+    *rep_out = rep;
     const double wdeadline = now_s() + sv->timeout;
     for (uint32_t i = 0; r && r->owner && i < r->nranks; i++) {
         conn_t *c = r->owner[i];
@@ -448,27 +451,47 @@ static void *serve(void *arg)
             xfer_all(c->fd, cards, (size_t)r->nranks * sizeof(hc_card_t), wdeadline, 1);
         conn_close(c);
     }
-    if (st) {
-        uint32_t partial = 0;
-        for (uint32_t i = 0; i < st->npend; i++) {
-            conn_t *c = st->pend[i];
-            if (c->have == HC_RDV_MSG_BYTES) { /* a rank that waited: tell it why */
-                if (send(c->fd, &rep, sizeof(rep), MSG_DONTWAIT | MSG_NOSIGNAL) < 0)
-                    HC_WARN(HC_SUB_INIT, "bootstrap: could not tell %s: %m", c->peer);
-            } else {
-                partial++;
-            }
-            conn_close(c);
-        }
-        if (partial)
-            HC_WARN(HC_SUB_INIT, "bootstrap: closed %u connections that had not sent a whole "
-                    "message when the rendezvous ended", partial);
-        if (st->dropped > DROP_LOG_MAX)
-            HC_WARN(HC_SUB_INIT, "bootstrap: %llu connections dropped in all",
-                    (unsigned long long)st->dropped);
-        hc_rdv_free(&st->rdv);
-    }
     free(cards);
+}
+
+/* Connections still pending when the rendezvous ends: a rank that sent a
+ * whole message is told the verdict rep; then the state goes. */
+static void close_pending(serve_t *st, const hc_reply_t *rep)
+{
+    uint32_t partial = 0;
+    for (uint32_t i = 0; i < st->npend; i++) {
+        conn_t *c = st->pend[i];
+        if (c->have == HC_RDV_MSG_BYTES) { /* a rank that waited: tell it why */
+            if (send(c->fd, rep, sizeof(*rep), MSG_DONTWAIT | MSG_NOSIGNAL) < 0)
+                HC_WARN(HC_SUB_INIT, "bootstrap: could not tell %s: %m", c->peer);
+        } else {
+            partial++;
+        }
+        conn_close(c);
+    }
+    if (partial)
+        HC_WARN(HC_SUB_INIT, "bootstrap: closed %u connections that had not sent a whole "
+                "message when the rendezvous ended", partial);
+    if (st->dropped > DROP_LOG_MAX)
+        HC_WARN(HC_SUB_INIT, "bootstrap: %llu connections dropped in all",
+                (unsigned long long)st->dropped);
+    hc_rdv_free(&st->rdv);
+}
+
+static void *serve(void *arg)
+{
+    server_t *sv = arg;
+    serve_t *st = calloc(1, sizeof(*st));
+    struct pollfd *pf = malloc((PENDING_MAX + 1) * sizeof(*pf));
+    int32_t status = st && pf ? HCCL_SUCCESS : HCCL_E_MEMORY;
+    if (st)
+        hc_rdv_init(&st->rdv, sv->uid);
+    status = gather(sv, st, pf, status);
+    close(sv->lfd);
+    hc_reply_t rep;
+    reply_all(sv, st, status, &rep);
+    if (st)
+        close_pending(st, &rep);
     free(pf);
     free(st);
     servers_link(sv, 0);

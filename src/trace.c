@@ -392,6 +392,191 @@ static unsigned track_tid(uint8_t cls, uint32_t group, uint32_t lane)
     return 1000000u + 1000u * group + (lane < 999 ? lane : 999);
 }
 
+/* Time conversion of raw trace clock values to CLOCK_REALTIME µs. */
+typedef struct {
+    double base_raw, scale;
+} tconv_t;
+static double us_of(const tconv_t *tc, double raw)
+{
+    return (g_real0 + (raw - tc->base_raw) * tc->scale) / 1000.0;
+}
+
+/* The conversion of this process's raw clock values (the TSC, measured
+ * against CLOCK_MONOTONIC since set-up, or CLOCK_MONOTONIC itself). */
+static tconv_t clock_conv(void)
+{
+    double mono1 = clock_ns(CLOCK_MONOTONIC), scale = 1.0, base_raw = g_mono0;
+#if defined(__x86_64__)
+    if (g_use_tsc) {
+        uint64_t tsc1 = __rdtsc();
+        if (mono1 - g_mono0 < 1e6) { /* too short an interval to trust the rate */
+            while (clock_ns(CLOCK_MONOTONIC) - g_mono0 < 1e6)
+                ;
+            mono1 = clock_ns(CLOCK_MONOTONIC);
+            tsc1 = __rdtsc();
+        }
+        scale = (mono1 - g_mono0) / (double)(tsc1 - g_tsc0);
+        base_raw = (double)g_tsc0;
+    }
+#endif
+    return (tconv_t){base_raw, scale};
+}
+
+/* Pair the n sorted records' begins with their ends into intervals (at
+ * most kept); an operation without an end ends at the last event.
+ * Returns the number of intervals. */
+static size_t pair_records(const rec_t *all, size_t n, uint8_t *ended, map_t *ops, map_t *steps,
+                           iv_t *iv, size_t kept, const tconv_t *tc)
+{
+    size_t niv = 0;
+    for (size_t i = 0; i < n; i++) {
+        const rec_t *r = &all[i];
+        uint32_t j;
+        switch (r->type) {
+        case R_OP_BEGIN:
+            map_put(ops, r->op, (uint32_t)i);
+            break;
+        case R_OP_END:
+            if (map_get(ops, r->op, &j) && !ended[j]) {
+                ended[j] = 1;
+                iv[niv++] = (iv_t){us_of(tc, all[j].t), us_of(tc, r->t), j, (uint32_t)i,
+                                   all[j].stream, 0, T_OP};
+            }
+            break;
+        case R_STEP_START:
+            map_put(steps, (r->op << 21) + r->idx + 1, (uint32_t)i);
+            break;
+        case R_STEP_DONE:
+            if (r->kind == HC_STEP_NOP)
+                break;
+            if (map_get(steps, (r->op << 21) + r->idx + 1, &j)) {
+                int xfer = waits_for_peer(r->kind);
+                iv[niv++] = (iv_t){us_of(tc, all[j].t), us_of(tc, r->t), j, (uint32_t)i,
+                                   xfer ? r->stream : all[j].thread, 0,
+                                   (uint8_t)(xfer ? T_XFER : T_THREAD)};
+            }
+            break;
+        case R_SPAN:
+            iv[niv++] = (iv_t){us_of(tc, r->aux), us_of(tc, r->t), (uint32_t)i, (uint32_t)i,
+                               r->thread, 0, T_THREAD};
+            break;
+        default:
+            break;
+        }
+    }
+    /* unfinished operations end at the last event */
+    double tlast = n ? us_of(tc, all[n - 1].t) : 0;
+    for (size_t i = 0; i < n && niv < kept; i++)
+        if (all[i].type == R_OP_BEGIN && !ended[i])
+            iv[niv++] = (iv_t){us_of(tc, all[i].t), tlast, (uint32_t)i, UINT32_MAX,
+                               all[i].stream, 0, T_OP};
+    return niv;
+}
+
+/* Lanes: each interval on the first lane of its track free at its start. */
+static void assign_lanes(iv_t *iv, size_t niv)
+{
+    qsort(iv, niv, sizeof(iv_t), cmp_iv);
+    double lanes_end[1000];
+    for (size_t i = 0; i < niv;) {
+        size_t k = i;
+        int nl = 0;
+        while (k < niv && iv[k].cls == iv[i].cls && iv[k].group == iv[i].group) {
+            int l;
+            for (l = 0; l < nl && lanes_end[l] > iv[k].b; l++)
+                ;
+            if (l == nl && nl < 1000)
+                nl++;
+            if (l >= 1000)
+                l = 999;
+            lanes_end[l] = iv[k].e;
+            iv[k].lane = (uint32_t)l;
+            k++;
+        }
+        i = k;
+    }
+}
+
+/* Track names for every (class, group, lane) used (iv sorted by track). */
+static void write_tracks(FILE *f, int rank, const iv_t *iv, size_t niv)
+{
+    for (size_t i = 0; i < niv; i++) {
+        if (iv[i].cls == T_THREAD)
+            continue;
+        if (i > 0 && iv[i - 1].cls == iv[i].cls && iv[i - 1].group == iv[i].group)
+            continue;
+        uint32_t top = 0;
+        for (size_t k = i; k < niv && iv[k].cls == iv[i].cls && iv[k].group == iv[i].group; k++)
+            if (iv[k].lane > top)
+                top = iv[k].lane;
+        for (uint32_t l = 0; l <= top; l++) {
+            char nm[64];
+            const char *what = iv[i].cls == T_OP ? "ops" : "transfers";
+            if (iv[i].group == 0)
+                snprintf(nm, sizeof(nm), "blocking %s%s", what, l ? " +" : "");
+            else
+                snprintf(nm, sizeof(nm), "stream %u %s%s", iv[i].group, what, l ? " +" : "");
+            unsigned tid = track_tid(iv[i].cls, iv[i].group, l);
+            fprintf(f, ",\n{\"ph\":\"M\",\"pid\":%d,\"tid\":%u,\"name\":\"thread_name\",\"args\":"
+                    "{\"name\":\"%s\"}},\n{\"ph\":\"M\",\"pid\":%d,\"tid\":%u,\"name\":"
+                    "\"thread_sort_index\",\"args\":{\"sort_index\":%u}}", rank, tid, nm, rank,
+                    tid, 100 + iv[i].group * 2000 + (iv[i].cls == T_OP ? 0 : 1000) + l);
+        }
+    }
+}
+
+/* One interval as a trace event. */
+static void write_event(FILE *f, int rank, const rec_t *all, map_t *ops, const iv_t *v,
+                        const tconv_t *tc)
+{
+    const rec_t *rb = &all[v->rb];
+    unsigned tid = track_tid(v->cls, v->group, v->lane);
+    double dur = v->e - v->b;
+    if (dur < 0)
+        dur = 0;
+    if (v->cls == T_OP) {
+        int rc = v->re == UINT32_MAX ? -1 : (int)(int64_t)all[v->re].aux;
+        fprintf(f, ",\n{\"ph\":\"X\",\"cat\":\"op\",\"name\":\"%s\",\"pid\":%d,\"tid\":%u,"
+                "\"ts\":%.3f,\"dur\":%.3f,\"args\":{\"rank\":%d,\"comm\":%u,\"seq\":%u,"
+                "\"stream\":%u,\"bytes\":%llu,\"algo\":\"%s\",\"op\":%llu,\"rc\":%d",
+                rb->name ? rb->name : "op", rank, tid, v->b, dur, rank, rb->comm_seq >> 8,
+                rb->comm_seq & 0xffu, rb->stream, (unsigned long long)rb->bytes,
+                rb->algo ? rb->algo : "", (unsigned long long)rb->op, rc);
+        if (rb->aux)
+            fprintf(f, ",\"queued_us\":%.3f", v->b - us_of(tc, rb->aux));
+        fputs(v->re == UINT32_MAX ? ",\"unfinished\":1}}" : "}}", f);
+        return;
+    }
+    uint32_t oi;
+    const char *opname = "?";
+    unsigned seq = 0, comm = 0;
+    if (map_get(ops, rb->op, &oi)) {
+        opname = all[oi].name ? all[oi].name : "op";
+        seq = all[oi].comm_seq & 0xffu;
+        comm = all[oi].comm_seq >> 8;
+    }
+    if (rb->type == R_SPAN) {
+        fprintf(f, ",\n{\"ph\":\"X\",\"cat\":\"local\",\"name\":\"%s\",\"pid\":%d,\"tid\":%u,"
+                "\"ts\":%.3f,\"dur\":%.3f,\"args\":{\"op\":\"%s\",\"comm\":%u,\"seq\":%u,"
+                "\"stream\":%u,\"bytes\":%llu}}", rb->name, rank, tid, v->b, dur, opname,
+                comm, seq, rb->stream, (unsigned long long)rb->bytes);
+        return;
+    }
+    char nm[48];
+    if (v->cls == T_XFER && rb->aux > 0xffffu) /* a WAIT on every peer */
+        snprintf(nm, sizeof(nm), "%s all", kind_str(rb->kind));
+    else if (v->cls == T_XFER)
+        snprintf(nm, sizeof(nm), "%s %s %llu", kind_str(rb->kind),
+                 rb->kind == HC_STEP_SEND ? "to" : "from", (unsigned long long)rb->aux);
+    else
+        snprintf(nm, sizeof(nm), "%s", kind_str(rb->kind));
+    fprintf(f, ",\n{\"ph\":\"X\",\"cat\":\"%s\",\"name\":\"%s\",\"pid\":%d,\"tid\":%u,"
+            "\"ts\":%.3f,\"dur\":%.3f,\"args\":{\"op\":\"%s\",\"comm\":%u,\"seq\":%u,"
+            "\"stream\":%u,\"step\":%u,\"bytes\":%llu}}",
+            v->cls == T_XFER ? "transfer" : "local", nm, rank, tid, v->b, dur, opname, comm,
+            seq, rb->stream, rb->idx, (unsigned long long)rb->bytes);
+}
+
 void hc_trace_flush(void)
 {
     if (!__atomic_load_n(&hc_trace_on, __ATOMIC_ACQUIRE))
@@ -413,22 +598,7 @@ void hc_trace_flush(void)
     expand_path(path, sizeof(path), g_rank);
     int rank = g_rank < 0 ? 0 : g_rank;
 
-    /* time conversion: raw -> CLOCK_REALTIME µs */
-    double mono1 = clock_ns(CLOCK_MONOTONIC), scale = 1.0, base_raw = g_mono0;
-#if defined(__x86_64__)
-    if (g_use_tsc) {
-        uint64_t tsc1 = __rdtsc();
-        if (mono1 - g_mono0 < 1e6) { /* too short an interval to trust the rate */
-            while (clock_ns(CLOCK_MONOTONIC) - g_mono0 < 1e6)
-                ;
-            mono1 = clock_ns(CLOCK_MONOTONIC);
-            tsc1 = __rdtsc();
-        }
-        scale = (mono1 - g_mono0) / (double)(tsc1 - g_tsc0);
-        base_raw = (double)g_tsc0;
-    }
-#endif
-#define US(raw) ((g_real0 + ((double)(raw) - base_raw) * scale) / 1000.0)
+    const tconv_t tc = clock_conv();
 
     rec_t *all = kept ? malloc(kept * sizeof(rec_t)) : NULL;
     iv_t *iv = kept ? malloc(kept * sizeof(iv_t)) : NULL;
@@ -455,68 +625,8 @@ void hc_trace_flush(void)
     }
     qsort(all, n, sizeof(rec_t), cmp_rec);
 
-    /* pair begins with ends */
-    size_t niv = 0;
-    for (size_t i = 0; i < n; i++) {
-        const rec_t *r = &all[i];
-        uint32_t j;
-        switch (r->type) {
-        case R_OP_BEGIN:
-            map_put(&ops, r->op, (uint32_t)i);
-            break;
-        case R_OP_END:
-            if (map_get(&ops, r->op, &j) && !ended[j]) {
-                ended[j] = 1;
-                iv[niv++] = (iv_t){US(all[j].t), US(r->t), j, (uint32_t)i, all[j].stream, 0, T_OP};
-            }
-            break;
-        case R_STEP_START:
-            map_put(&steps, (r->op << 21) + r->idx + 1, (uint32_t)i);
-            break;
-        case R_STEP_DONE:
-            if (r->kind == HC_STEP_NOP)
-                break;
-            if (map_get(&steps, (r->op << 21) + r->idx + 1, &j)) {
-                int xfer = waits_for_peer(r->kind);
-                iv[niv++] = (iv_t){US(all[j].t), US(r->t), j, (uint32_t)i,
-                                   xfer ? r->stream : all[j].thread, 0,
-                                   (uint8_t)(xfer ? T_XFER : T_THREAD)};
-            }
-            break;
-        case R_SPAN:
-            iv[niv++] = (iv_t){US(r->aux), US(r->t), (uint32_t)i, (uint32_t)i, r->thread, 0,
-                               T_THREAD};
-            break;
-        default:
-            break;
-        }
-    }
-    /* unfinished operations end at the last event */
-    double tlast = n ? US(all[n - 1].t) : 0;
-    for (size_t i = 0; i < n && niv < kept; i++)
-        if (all[i].type == R_OP_BEGIN && !ended[i])
-            iv[niv++] = (iv_t){US(all[i].t), tlast, (uint32_t)i, UINT32_MAX, all[i].stream, 0,
-                               T_OP};
-    /* lanes: first lane free at the interval's start */
-    qsort(iv, niv, sizeof(iv_t), cmp_iv);
-    double lanes_end[1000];
-    for (size_t i = 0; i < niv;) {
-        size_t k = i;
-        int nl = 0;
-        while (k < niv && iv[k].cls == iv[i].cls && iv[k].group == iv[i].group) {
-            int l;
-            for (l = 0; l < nl && lanes_end[l] > iv[k].b; l++)
-                ;
-            if (l == nl && nl < 1000)
-                nl++;
-            if (l >= 1000)
-                l = 999;
-            lanes_end[l] = iv[k].e;
-            iv[k].lane = (uint32_t)l;
-            k++;
-        }
-        i = k;
-    }
+    size_t niv = pair_records(all, n, ended, &ops, &steps, iv, kept, &tc);
+    assign_lanes(iv, niv);
 
     f = fopen(path, "w");
     if (f == NULL) {
@@ -537,79 +647,9 @@ void hc_trace_flush(void)
     for (int t = 1; t <= nthreads; t++)
         fprintf(f, ",\n{\"ph\":\"M\",\"pid\":%d,\"tid\":%d,\"name\":\"thread_name\",\"args\":"
                 "{\"name\":\"%s\"}}", rank, t, tnames[t]);
-    /* track names for every (class, group, lane) used */
-    for (size_t i = 0; i < niv; i++) {
-        if (iv[i].cls == T_THREAD)
-            continue;
-        if (i > 0 && iv[i - 1].cls == iv[i].cls && iv[i - 1].group == iv[i].group)
-            continue;
-        uint32_t top = 0;
-        for (size_t k = i; k < niv && iv[k].cls == iv[i].cls && iv[k].group == iv[i].group; k++)
-            if (iv[k].lane > top)
-                top = iv[k].lane;
-        for (uint32_t l = 0; l <= top; l++) {
-            char nm[64];
-            const char *what = iv[i].cls == T_OP ? "ops" : "transfers";
-            if (iv[i].group == 0)
-                snprintf(nm, sizeof(nm), "blocking %s%s", what, l ? " +" : "");
-            else
-                snprintf(nm, sizeof(nm), "stream %u %s%s", iv[i].group, what, l ? " +" : "");
-            unsigned tid = track_tid(iv[i].cls, iv[i].group, l);
-            fprintf(f, ",\n{\"ph\":\"M\",\"pid\":%d,\"tid\":%u,\"name\":\"thread_name\",\"args\":"
-                    "{\"name\":\"%s\"}},\n{\"ph\":\"M\",\"pid\":%d,\"tid\":%u,\"name\":"
-                    "\"thread_sort_index\",\"args\":{\"sort_index\":%u}}", rank, tid, nm, rank,
-                    tid, 100 + iv[i].group * 2000 + (iv[i].cls == T_OP ? 0 : 1000) + l);
-        }
-    }
-    for (size_t i = 0; i < niv; i++) {
-        const iv_t *v = &iv[i];
-        const rec_t *rb = &all[v->rb];
-        unsigned tid = track_tid(v->cls, v->group, v->lane);
-        double dur = v->e - v->b;
-        if (dur < 0)
-            dur = 0;
-        if (v->cls == T_OP) {
-            int rc = v->re == UINT32_MAX ? -1 : (int)(int64_t)all[v->re].aux;
-            fprintf(f, ",\n{\"ph\":\"X\",\"cat\":\"op\",\"name\":\"%s\",\"pid\":%d,\"tid\":%u,"
-                    "\"ts\":%.3f,\"dur\":%.3f,\"args\":{\"rank\":%d,\"comm\":%u,\"seq\":%u,"
-                    "\"stream\":%u,\"bytes\":%llu,\"algo\":\"%s\",\"op\":%llu,\"rc\":%d",
-                    rb->name ? rb->name : "op", rank, tid, v->b, dur, rank, rb->comm_seq >> 8,
-                    rb->comm_seq & 0xffu, rb->stream, (unsigned long long)rb->bytes,
-                    rb->algo ? rb->algo : "", (unsigned long long)rb->op, rc);
-            if (rb->aux)
-                fprintf(f, ",\"queued_us\":%.3f", v->b - US(rb->aux));
-            fputs(v->re == UINT32_MAX ? ",\"unfinished\":1}}" : "}}", f);
-            continue;
-        }
-        uint32_t oi;
-        const char *opname = "?";
-        unsigned seq = 0, comm = 0;
-        if (map_get(&ops, rb->op, &oi)) {
-            opname = all[oi].name ? all[oi].name : "op";
-            seq = all[oi].comm_seq & 0xffu;
-            comm = all[oi].comm_seq >> 8;
-        }
-        if (rb->type == R_SPAN) {
-            fprintf(f, ",\n{\"ph\":\"X\",\"cat\":\"local\",\"name\":\"%s\",\"pid\":%d,\"tid\":%u,"
-                    "\"ts\":%.3f,\"dur\":%.3f,\"args\":{\"op\":\"%s\",\"comm\":%u,\"seq\":%u,"
-                    "\"stream\":%u,\"bytes\":%llu}}", rb->name, rank, tid, v->b, dur, opname,
-                    comm, seq, rb->stream, (unsigned long long)rb->bytes);
-            continue;
-        }
-        char nm[48];
-        if (v->cls == T_XFER && rb->aux > 0xffffu) /* a WAIT on every peer */
-            snprintf(nm, sizeof(nm), "%s all", kind_str(rb->kind));
-        else if (v->cls == T_XFER)
-            snprintf(nm, sizeof(nm), "%s %s %llu", kind_str(rb->kind),
-                     rb->kind == HC_STEP_SEND ? "to" : "from", (unsigned long long)rb->aux);
-        else
-            snprintf(nm, sizeof(nm), "%s", kind_str(rb->kind));
-        fprintf(f, ",\n{\"ph\":\"X\",\"cat\":\"%s\",\"name\":\"%s\",\"pid\":%d,\"tid\":%u,"
-                "\"ts\":%.3f,\"dur\":%.3f,\"args\":{\"op\":\"%s\",\"comm\":%u,\"seq\":%u,"
-                "\"stream\":%u,\"step\":%u,\"bytes\":%llu}}",
-                v->cls == T_XFER ? "transfer" : "local", nm, rank, tid, v->b, dur, opname, comm,
-                seq, rb->stream, rb->idx, (unsigned long long)rb->bytes);
-    }
+    write_tracks(f, rank, iv, niv);
+    for (size_t i = 0; i < niv; i++)
+        write_event(f, rank, all, &ops, &iv[i], &tc);
     fputs("\n]}\n", f);
     if (fclose(f) != 0)
         HC_WARN(HC_SUB_STREAM, "writing the trace file %s failed: %m", path);
@@ -618,7 +658,6 @@ void hc_trace_flush(void)
                 (unsigned long long)kept, (unsigned long long)dropped, path);
     f = NULL;
 out:
-#undef US
     if (f)
         fclose(f);
     free(all);

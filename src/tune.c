@@ -823,25 +823,12 @@ void hc_tune_print(const hc_tune_t *t, FILE *f)
         }
 }
 
-int hc_tune_create(const hc_config_t *cfg, uint32_t nranks, const hc_topo_view_t *view,
-                   hc_tune_t **out)
+/* The rules the environment forces (HCCL_<COLL>_ALGO, then HCCL_ALGO),
+ * appended to *mine; HCCL_E_PARA with a log line for an unknown name. */
+static int env_rules(const hc_config_t *cfg, rules_t *mine)
 {
     char err[640];
-    rules_t mine = {0}; /* the HCCL_<COLL>_ALGO and HCCL_ALGO rules */
     int rc = HCCL_SUCCESS;
-    const rules_t *builtin = get_builtin(err, sizeof(err));
-    if (builtin == NULL) {
-        HC_ERROR(HC_SUB_TUNE, "%s", err);
-        return HCCL_E_INTERNAL;
-    }
-    const file_cache_t *file = NULL;
-    if (cfg->tune_file[0]) {
-        file = get_file(cfg->tune_file);
-        if (file == NULL || file->rc != HCCL_SUCCESS) {
-            HC_ERROR(HC_SUB_TUNE, "HCCL_TUNE_FILE: %s", file ? file->err : "out of memory");
-            return file ? file->rc : HCCL_E_MEMORY;
-        }
-    }
     for (int c = 0; c < HC_COLL_LAST && rc == HCCL_SUCCESS; c++) {
         const char *var, *name = forced_name(cfg, (hc_coll_t)c, &var);
         if (name[0] == '\0')
@@ -859,69 +846,98 @@ int hc_tune_create(const hc_config_t *cfg, uint32_t nranks, const hc_topo_view_t
         }
         hc_rule_t r = {.algo = a, .lo = 0, .hi = UINT64_MAX, .rlo = 0, .rhi = UINT32_MAX,
                        .coll = (uint8_t)c, .src = SRC_ENV, .origin = var};
-        rc = rules_push(&mine, &r);
+        rc = rules_push(mine, &r);
     }
     if (rc == HCCL_SUCCESS && cfg->algo[0]) {
-        rc = hccl_algo_rules(cfg->algo, &mine, err, sizeof(err));
+        rc = hccl_algo_rules(cfg->algo, mine, err, sizeof(err));
         if (rc != HCCL_SUCCESS)
             HC_ERROR(HC_SUB_TUNE, "HCCL_ALGO='%s': %s", cfg->algo, err);
     }
+    return rc;
+}
+
+/* The rules of srcs (by source: environment, file, built-in) that apply
+ * to nranks ranks and conditions `when`, in priority order, per
+ * collective: into t (NULL: only counted). Returns their number. */
+static uint32_t pick_rules(const rules_t *const srcs[3], uint32_t nranks, unsigned when,
+                           hc_tune_t *t)
+{
+    uint32_t k = 0;
+    for (int c = 0; c < HC_COLL_LAST; c++) {
+        if (t)
+            t->rules[c] = &t->all[k];
+        for (uint8_t src = SRC_ENV; src <= SRC_BUILTIN; src++)
+            for (int s = 0; s < 3; s++)
+                for (uint32_t i = 0; srcs[s] && i < srcs[s]->n; i++) {
+                    const hc_rule_t *r = &srcs[s]->v[i];
+                    if (r->coll != c || r->src != src || nranks < r->rlo || nranks > r->rhi ||
+                        (r->when & when) != r->when)
+                        continue;
+                    if (t) {
+                        t->all[k] = *r;
+                        t->nrules[c]++;
+                    }
+                    k++;
+                }
+    }
+    return k;
+}
+
+/* The resolved table, once per communicator at HCCL_DEBUG=INFO (TUNE). */
+static void log_table(const hc_tune_t *t, uint32_t total, uint32_t nranks, unsigned when,
+                      int deterministic)
+{
+    if (!HC_LOG_ON(HC_LOG_INFO, HC_SUB_TUNE))
+        return;
+    char line[400];
+    HC_INFO(HC_SUB_TUNE, "algorithm table for %u ranks%s%s (first match wins):", nranks,
+            when & W_HIER ? ", hierarchical topology" : "", deterministic ? ", deterministic" : "");
+    for (uint32_t i = 0; i < total; i++) {
+        rule_text(&t->all[i], line, sizeof(line));
+        HC_INFO(HC_SUB_TUNE, "  %s", line);
+    }
+}
+
+int hc_tune_create(const hc_config_t *cfg, uint32_t nranks, const hc_topo_view_t *view,
+                   hc_tune_t **out)
+{
+    char err[640];
+    rules_t mine = {0}; /* the HCCL_<COLL>_ALGO and HCCL_ALGO rules */
+    const rules_t *builtin = get_builtin(err, sizeof(err));
+    if (builtin == NULL) {
+        HC_ERROR(HC_SUB_TUNE, "%s", err);
+        return HCCL_E_INTERNAL;
+    }
+    const file_cache_t *file = NULL;
+    if (cfg->tune_file[0]) {
+        file = get_file(cfg->tune_file);
+        if (file == NULL || file->rc != HCCL_SUCCESS) {
+            HC_ERROR(HC_SUB_TUNE, "HCCL_TUNE_FILE: %s", file ? file->err : "out of memory");
+            return file ? file->rc : HCCL_E_MEMORY;
+        }
+    }
+    int rc = env_rules(cfg, &mine);
     if (rc != HCCL_SUCCESS) {
         rules_free(&mine);
         return rc;
     }
-
-    /* keep what applies here, in priority order */
-    /* registered is decided per operation (hc_tune_select) */
+    /* keep what applies here, in priority order; registered is decided per
+     * operation (hc_tune_select) */
     const unsigned when = view_when(view, cfg->deterministic) | W_REG;
-    const rules_t *srcs[3] = {&mine, file ? &file->rules : NULL, builtin};
-    uint32_t total = 0;
-    for (int pass = 0; pass < 2; pass++) {
-        hc_tune_t *t = NULL;
-        if (pass == 1) {
-            t = calloc(1, sizeof(*t) + total * sizeof(hc_rule_t));
-            if (t == NULL) {
-                rules_free(&mine);
-                return HCCL_E_MEMORY;
-            }
-            t->nranks = nranks;
-            t->ring_chunk = cfg->ring_chunk;
-            t->bcast_chunk = cfg->bcast_chunk;
-        }
-        uint32_t k = 0;
-        for (int c = 0; c < HC_COLL_LAST; c++) {
-            if (t)
-                t->rules[c] = &t->all[k];
-            for (uint8_t src = SRC_ENV; src <= SRC_BUILTIN; src++)
-                for (int s = 0; s < 3; s++)
-                    for (uint32_t i = 0; srcs[s] && i < srcs[s]->n; i++) {
-                        const hc_rule_t *r = &srcs[s]->v[i];
-                        if (r->coll != c || r->src != src || nranks < r->rlo || nranks > r->rhi ||
-                            (r->when & when) != r->when)
-                            continue;
-                        if (t) {
-                            t->all[k] = *r;
-                            t->nrules[c]++;
-                        }
-                        k++;
-                    }
-        }
-        total = k;
-        if (t) {
-            rules_free(&mine);
-            if (HC_LOG_ON(HC_LOG_INFO, HC_SUB_TUNE)) {
-                char line[400];
-                HC_INFO(HC_SUB_TUNE, "algorithm table for %u ranks%s%s (first match wins):",
-                        nranks, when & W_HIER ? ", hierarchical topology" : "",
-                        cfg->deterministic ? ", deterministic" : "");
-                for (uint32_t i = 0; i < total; i++) {
-                    rule_text(&t->all[i], line, sizeof(line));
-                    HC_INFO(HC_SUB_TUNE, "  %s", line);
-                }
-            }
-            *out = t;
-        }
+    const rules_t *const srcs[3] = {&mine, file ? &file->rules : NULL, builtin};
+    const uint32_t total = pick_rules(srcs, nranks, when, NULL);
+    hc_tune_t *t = calloc(1, sizeof(*t) + total * sizeof(hc_rule_t));
+    if (t == NULL) {
+        rules_free(&mine);
+        return HCCL_E_MEMORY;
     }
+    t->nranks = nranks;
+    t->ring_chunk = cfg->ring_chunk;
+    t->bcast_chunk = cfg->bcast_chunk;
+    pick_rules(srcs, nranks, when, t);
+    rules_free(&mine);
+    log_table(t, total, nranks, when, cfg->deterministic);
+    *out = t;
     return HCCL_SUCCESS;
 }
 

@@ -218,6 +218,95 @@ static int parse_server(json_object *srv, int si, hc_decl_t *d, char *err, size_
     return HCCL_SUCCESS;
 }
 
+/* The table's header: a JSON object, status "completed", version 1.0 to
+ * 1.2, the optional hcomm_port. */
+static int parse_header(json_object *root, hc_decl_t *d, char *err, size_t errlen)
+{
+    char txt[64];
+    int present;
+    if (!json_object_is_type(root, json_type_object))
+        return jfail(err, errlen, "the rank table must be a JSON object");
+    if (get_text(root, "status", txt, sizeof(txt), &present) == 0 && present &&
+        strcmp(txt, "completed") != 0)
+        return jfail(err, errlen, "status is '%s', not 'completed' (the table is not final)",
+                     txt);
+    if (get_text(root, "version", txt, sizeof(txt), &present) == 0 && present &&
+        strcmp(txt, "1.0") != 0 && strcmp(txt, "1.1") != 0 && strcmp(txt, "1.2") != 0)
+        return jfail(err, errlen, "version '%s': hcomm reads rank tables 1.0 to 1.2", txt);
+    uint32_t port = 0;
+    int g = get_uint(root, "hcomm_port", "", 65535, &port, 0, err, errlen);
+    if (g < 0)
+        return HCCL_E_PARA;
+    if (g == 0)
+        d->port = port;
+    return HCCL_SUCCESS;
+}
+
+/* server_list (every server and its devices' ranks) and server_count. */
+static int parse_server_list(json_object *root, hc_decl_t *d, char *err, size_t errlen)
+{
+    json_object *list;
+    if (!json_object_object_get_ex(root, "server_list", &list) ||
+        !json_object_is_type(list, json_type_array))
+        return jfail(err, errlen, "server_list: missing or not an array");
+    size_t ns = json_object_array_length(list);
+    if (ns == 0)
+        return jfail(err, errlen, "server_list is empty");
+    int rc = HCCL_SUCCESS;
+    for (size_t i = 0; i < ns && rc == HCCL_SUCCESS; i++)
+        rc = parse_server(json_object_array_get_idx(list, i), (int)i, d, err, errlen);
+    if (rc != HCCL_SUCCESS)
+        return rc;
+    uint32_t count;
+    int g = get_uint(root, "server_count", "", 1u << 20, &count, 0, err, errlen);
+    if (g < 0)
+        return HCCL_E_PARA;
+    if (g == 0 && count != ns)
+        return jfail(err, errlen, "server_count says %u but server_list has %zu servers", count,
+                     ns);
+    return HCCL_SUCCESS;
+}
+
+/* 1.2: super pods group servers, like racks. */
+static int parse_pods(json_object *root, hc_decl_t *d, char *err, size_t errlen)
+{
+    json_object *pods;
+    int present;
+    if (!json_object_object_get_ex(root, "super_pod_list", &pods) ||
+        !json_object_is_type(pods, json_type_array))
+        return HCCL_SUCCESS;
+    for (size_t p = 0; p < json_object_array_length(pods); p++) {
+        json_object *pod = json_object_array_get_idx(pods, p), *srvs;
+        char pid[48], rname[HC_NAME_MAX];
+        if (get_text(pod, "super_pod_id", pid, sizeof(pid), &present) || !present)
+            return jfail(err, errlen, "super_pod_list[%zu].super_pod_id: missing", p);
+        snprintf(rname, sizeof(rname), "pod%s", pid);
+        char field[64];
+        snprintf(field, sizeof(field), "super_pod_list[%zu].super_pod_id", p);
+        if (check_name(field, rname, sizeof(rname), err, errlen))
+            return HCCL_E_PARA;
+        int r = hc_decl_rack(d, rname, 0);
+        if (r < 0)
+            return HCCL_E_MEMORY;
+        if (!json_object_object_get_ex(pod, "server_list", &srvs) ||
+            !json_object_is_type(srvs, json_type_array))
+            continue;
+        for (size_t k = 0; k < json_object_array_length(srvs); k++) {
+            char sid[HC_NAME_MAX];
+            if (get_text(json_object_array_get_idx(srvs, k), "server_id", sid, sizeof(sid),
+                         &present) || !present)
+                continue;
+            int nd = hc_decl_find_node(d, sid);
+            if (nd < 0)
+                return jfail(err, errlen, "super_pod_list[%zu].server_list[%zu]: server "
+                             "'%s' is not in server_list", p, k, sid);
+            if (d->nodes[nd].rack < 0)
+                d->nodes[nd].rack = r;
+        }
+    }
+    return HCCL_SUCCESS;
+}
+
 int hc_decl_parse_json(const char *text, hc_decl_t *d, char *err, size_t errlen)
 {
     json_tokener *tok = json_tokener_new();
@@ -239,9 +328,6 @@ int hc_decl_parse_json(const char *text, hc_decl_t *d, char *err, size_t errlen)
     }
     int rc = HCCL_SUCCESS;
     d->json = 1;
-    char txt[64];
-    int present;
-    json_object *list, *pods;
     while (end < len && (text[end] == ' ' || text[end] == '\n' || text[end] == '\t' ||
                          text[end] == '\r'))
         end++;
@@ -250,93 +336,10 @@ int hc_decl_parse_json(const char *text, hc_decl_t *d, char *err, size_t errlen)
                    json_line(text, end));
         goto out;
     }
-    if (!json_object_is_type(root, json_type_object)) {
-        rc = jfail(err, errlen, "the rank table must be a JSON object");
+    if ((rc = parse_header(root, d, err, errlen)) != HCCL_SUCCESS ||
+        (rc = parse_server_list(root, d, err, errlen)) != HCCL_SUCCESS ||
+        (rc = parse_pods(root, d, err, errlen)) != HCCL_SUCCESS)
         goto out;
-    }
-    if (get_text(root, "status", txt, sizeof(txt), &present) == 0 && present &&
-        strcmp(txt, "completed") != 0) {
-        rc = jfail(err, errlen, "status is '%s', not 'completed' (the table is not final)", txt);
-        goto out;
-    }
-    if (get_text(root, "version", txt, sizeof(txt), &present) == 0 && present &&
-        strcmp(txt, "1.0") != 0 && strcmp(txt, "1.1") != 0 && strcmp(txt, "1.2") != 0) {
-        rc = jfail(err, errlen, "version '%s': hcomm reads rank tables 1.0 to 1.2", txt);
-        goto out;
-    }
-    uint32_t port = 0;
-    int g = get_uint(root, "hcomm_port", "", 65535, &port, 0, err, errlen);
-    if (g < 0) {
-        rc = HCCL_E_PARA;
-        goto out;
-    }
-    if (g == 0)
-        d->port = port;
-    if (!json_object_object_get_ex(root, "server_list", &list) ||
-        !json_object_is_type(list, json_type_array)) {
-        rc = jfail(err, errlen, "server_list: missing or not an array");
-        goto out;
-    }
-    size_t ns = json_object_array_length(list);
-    if (ns == 0) {
-        rc = jfail(err, errlen, "server_list is empty");
-        goto out;
-    }
-    for (size_t i = 0; i < ns && rc == HCCL_SUCCESS; i++)
-        rc = parse_server(json_object_array_get_idx(list, i), (int)i, d, err, errlen);
-    if (rc != HCCL_SUCCESS)
-        goto out;
-    uint32_t count;
-    g = get_uint(root, "server_count", "", 1u << 20, &count, 0, err, errlen);
-    if (g < 0) {
-        rc = HCCL_E_PARA;
-        goto out;
-    }
-    if (g == 0 && count != ns) {
-        rc = jfail(err, errlen, "server_count says %u but server_list has %zu servers", count, ns);
-        goto out;
-    }
-    /* 1.2: super pods group servers, like racks */
-    if (json_object_object_get_ex(root, "super_pod_list", &pods) &&
-        json_object_is_type(pods, json_type_array)) {
-        for (size_t p = 0; p < json_object_array_length(pods); p++) {
-            json_object *pod = json_object_array_get_idx(pods, p), *srvs;
-            char pid[48], rname[HC_NAME_MAX];
-            if (get_text(pod, "super_pod_id", pid, sizeof(pid), &present) || !present) {
-                rc = jfail(err, errlen, "super_pod_list[%zu].super_pod_id: missing", p);
-                goto out;
-            }
-            snprintf(rname, sizeof(rname), "pod%s", pid);
-            char field[64];
-            snprintf(field, sizeof(field), "super_pod_list[%zu].super_pod_id", p);
-            if (check_name(field, rname, sizeof(rname), err, errlen)) {
-                rc = HCCL_E_PARA;
-                goto out;
-            }
-            int r = hc_decl_rack(d, rname, 0);
-            if (r < 0) {
-                rc = HCCL_E_MEMORY;
-                goto out;
-            }
-            if (!json_object_object_get_ex(pod, "server_list", &srvs) ||
-                !json_object_is_type(srvs, json_type_array))
-                continue;
-            for (size_t k = 0; k < json_object_array_length(srvs); k++) {
-                char sid[HC_NAME_MAX];
-                if (get_text(json_object_array_get_idx(srvs, k), "server_id", sid, sizeof(sid),
-                             &present) || !present)
-                    continue;
-                int nd = hc_decl_find_node(d, sid);
-                if (nd < 0) {
-                    rc = jfail(err, errlen, "super_pod_list[%zu].server_list[%zu]: server '%s' "
-                               "is not in server_list", p, k, sid);
-                    goto out;
-                }
-                if (d->nodes[nd].rack < 0)
-                    d->nodes[nd].rack = r;
-            }
-        }
-    }
     for (int r = 0; r < d->nranks; r++)
         if (!d->ranks[r].set) {
             rc = jfail(err, errlen, "rank_id %d is missing (rank ids must be 0..%d, each once)",

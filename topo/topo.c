@@ -223,7 +223,9 @@ static int check_overrides(build_t *b)
     return HCCL_SUCCESS;
 }
 
-static int place_nodes(build_t *b)
+/* Whether the declarations place the ranks (*any: all of them; some but
+ * not all, or a rank beyond the job, is an error). */
+static int check_declared(build_t *b, int *any)
 {
     hc_topo_t *t = b->t;
     const hc_decl_t *d = &t->decl;
@@ -251,6 +253,16 @@ static int place_nodes(build_t *b)
     }
     if (b->first && d->json && d->nranks != (int)n)
         return err_para("%s lists %d ranks but the communicator has %u", b->srcname, d->nranks, n);
+    *any = any_declared;
+    return HCCL_SUCCESS;
+}
+
+/* Each rank's node key: its declared node, else its host and machine. */
+static void node_keys(build_t *b, int any_declared)
+{
+    hc_topo_t *t = b->t;
+    const hc_decl_t *d = &t->decl;
+    const uint32_t n = t->nranks;
     for (uint32_t i = 0; i < n; i++) {
         place_t *p = &b->pl[i];
         hc_topo_rank_t *r = &t->r[i];
@@ -272,7 +284,15 @@ static int place_nodes(build_t *b)
         if (r->numa < 0 && r->have_facts)
             r->numa = r->facts.numa;
     }
-    /* nodes in order of their lowest comm rank */
+}
+
+/* The nodes, in order of their lowest comm rank, and each rank's node
+ * (b->pl[i].node); *out has *nn entries. */
+static int collect_nodes(build_t *b, int any_declared, hc_topo_node_t **out, uint32_t *nn_out)
+{
+    hc_topo_t *t = b->t;
+    const hc_decl_t *d = &t->decl;
+    const uint32_t n = t->nranks;
     hc_topo_node_t *nodes = calloc(n, sizeof(*nodes));
     char (*keys)[160] = calloc(n, 160);
     if (nodes == NULL || keys == NULL) {
@@ -310,7 +330,18 @@ static int place_nodes(build_t *b)
         }
         b->pl[i].node = k;
     }
-    /* a declared node cannot span machines (no shared memory) */
+    free(keys);
+    *out = nodes;
+    *nn_out = nn;
+    return HCCL_SUCCESS;
+}
+
+/* A declared node cannot span machines (no shared memory). */
+static int check_span(build_t *b, int any_declared, const hc_topo_node_t *nodes)
+{
+    hc_topo_t *t = b->t;
+    const hc_decl_t *d = &t->decl;
+    const uint32_t n = t->nranks;
     for (uint32_t i = 0; i < n; i++) {
         const hc_topo_node_t *nd = &nodes[b->pl[i].node];
         if (t->r[i].have_facts && nd->phys && t->r[i].facts.phys != nd->phys) {
@@ -319,8 +350,6 @@ static int place_nodes(build_t *b)
                 if (b->pl[j].node == b->pl[i].node)
                     break;
             int line = any_declared ? d->ranks[t->r[i].world].line : 0;
-            free(nodes);
-            free(keys);
             if (line > 0)
                 return err_para("%s line %d: node '%s' holds rank %u (on host %s) and rank %u "
                                 "(on host %s), which run on different machines", b->srcname,
@@ -331,10 +360,15 @@ static int place_nodes(build_t *b)
                             t->r[j].world, t->r[j].host, t->r[i].world, t->r[i].host);
         }
     }
-    free(keys);
-    t->nodes = nodes;
-    t->nnodes = nn;
-    /* local indices: by world rank inside the node */
+    return HCCL_SUCCESS;
+}
+
+/* Local indices: by world rank inside the node; a split keeps those of
+ * the first communicator. */
+static void local_indices(build_t *b)
+{
+    hc_topo_t *t = b->t;
+    const uint32_t n = t->nranks;
     for (uint32_t i = 0; i < n; i++) {
         uint32_t l = 0;
         for (uint32_t j = 0; j < n; j++)
@@ -358,6 +392,28 @@ static int place_nodes(build_t *b)
                 b->pl[i].local = g_local[t->r[i].world];
     }
     pthread_mutex_unlock(&g_lock);
+}
+
+static int place_nodes(build_t *b)
+{
+    int any_declared = 0;
+    int rc = check_declared(b, &any_declared);
+    if (rc != HCCL_SUCCESS)
+        return rc;
+    node_keys(b, any_declared);
+    hc_topo_node_t *nodes;
+    uint32_t nn;
+    rc = collect_nodes(b, any_declared, &nodes, &nn);
+    if (rc != HCCL_SUCCESS)
+        return rc;
+    rc = check_span(b, any_declared, nodes);
+    if (rc != HCCL_SUCCESS) {
+        free(nodes);
+        return rc;
+    }
+    b->t->nodes = nodes;
+    b->t->nnodes = nn;
+    local_indices(b);
     return HCCL_SUCCESS;
 }
 
@@ -575,6 +631,84 @@ static int place_groups(build_t *b)
 }
 
 /* Order: rack, node, group by lowest comm rank; inside a group by links. */
+/* Group g's ranks onto the ring from position *pos: along fast links
+ * from its lowest rank (first), else by rank; its ranks take group index
+ * gi, and grp->numa stays only if every rank shares it. */
+static void walk_group(hc_topo_t *t, hc_topo_group_t *grp, uint32_t g, uint32_t gi,
+                       uint32_t first, const uint32_t *pg, int *done, uint32_t *pos)
+{
+    const uint32_t n = t->nranks;
+    uint32_t cur = first;
+    for (;;) {
+        t->ring[(*pos)++] = cur;
+        done[cur] = 1;
+        t->r[cur].group = gi;
+        if (t->r[cur].numa != grp->numa)
+            grp->numa = -1;
+        uint32_t next = UINT32_MAX;
+        for (uint32_t k = 0; k < t->nlinks; k++) {
+            uint32_t o = t->links[k].a == cur ? t->links[k].b
+                                               : t->links[k].b == cur ? t->links[k].a : UINT32_MAX;
+            if (o != UINT32_MAX && !done[o] && pg[o] == g && o < next)
+                next = o;
+        }
+        if (next == UINT32_MAX)
+            for (uint32_t i = first; i < n; i++)
+                if (!done[i] && pg[i] == g) {
+                    next = i;
+                    break;
+                }
+        if (next == UINT32_MAX)
+            break;
+        cur = next;
+    }
+}
+
+/* Nodes and racks renumbered in ring order (nmap, rmap: scratch of
+ * nnodes and nracks entries). */
+static int renumber(build_t *b, uint32_t *nmap, uint32_t *rmap)
+{
+    hc_topo_t *t = b->t;
+    const uint32_t n = t->nranks;
+    uint32_t nnew = 0, rnew = 0;
+    for (uint32_t k = 0; k < t->nnodes; k++)
+        nmap[k] = UINT32_MAX;
+    for (uint32_t k = 0; k < t->nracks; k++)
+        rmap[k] = UINT32_MAX;
+    for (uint32_t p = 0; p < n; p++) {
+        uint32_t nd = b->pl[t->ring[p]].node;
+        if (nmap[nd] == UINT32_MAX)
+            nmap[nd] = nnew++;
+        uint32_t rk = t->nodes[nd].rack;
+        if (rmap[rk] == UINT32_MAX)
+            rmap[rk] = rnew++;
+    }
+    hc_topo_node_t *nodes = calloc(t->nnodes, sizeof(*nodes));
+    hc_topo_rack_t *racks = calloc(t->nracks, sizeof(*racks));
+    if (!nodes || !racks) {
+        free(nodes);
+        free(racks);
+        return HCCL_E_MEMORY;
+    }
+    for (uint32_t k = 0; k < t->nnodes; k++) {
+        nodes[nmap[k]] = t->nodes[k];
+        nodes[nmap[k]].rack = rmap[t->nodes[k].rack];
+    }
+    for (uint32_t k = 0; k < t->nracks; k++)
+        racks[rmap[k]] = t->racks[k];
+    free(t->nodes);
+    free(t->racks);
+    t->nodes = nodes;
+    t->racks = racks;
+    for (uint32_t i = 0; i < n; i++) {
+        t->r[i].node = nmap[b->pl[i].node];
+        t->r[i].rack = t->nodes[t->r[i].node].rack;
+    }
+    for (uint32_t g = 0; g < t->ngroups; g++)
+        t->groups[g].node = nmap[t->groups[g].node];
+    return HCCL_SUCCESS;
+}
+
 static int order(build_t *b)
 {
     hc_topo_t *t = b->t;
@@ -638,71 +772,10 @@ static int order(build_t *b)
         grp->node = gnode[g];
         snprintf(grp->why, sizeof(grp->why), "%s", b->pl[gfirst[g]].why);
         grp->numa = t->r[gfirst[g]].numa;
-        /* walk the group: along fast links from the lowest rank, else by rank */
-        uint32_t cur = gfirst[g];
-        for (;;) {
-            t->ring[pos++] = cur;
-            done[cur] = 1;
-            t->r[cur].group = gi;
-            if (t->r[cur].numa != grp->numa)
-                grp->numa = -1;
-            uint32_t next = UINT32_MAX;
-            for (uint32_t k = 0; k < t->nlinks; k++) {
-                uint32_t o = t->links[k].a == cur ? t->links[k].b
-                                                   : t->links[k].b == cur ? t->links[k].a : UINT32_MAX;
-                if (o != UINT32_MAX && !done[o] && pg[o] == g && o < next)
-                    next = o;
-            }
-            if (next == UINT32_MAX)
-                for (uint32_t i = gfirst[g]; i < n; i++)
-                    if (!done[i] && pg[i] == g) {
-                        next = i;
-                        break;
-                    }
-            if (next == UINT32_MAX)
-                break;
-            cur = next;
-        }
+        walk_group(t, grp, g, gi, gfirst[g], pg, done, &pos);
     }
-    /* renumber nodes and racks in ring order */
-    uint32_t *nmap = key, nnew = 0, rnew = 0; /* reuse: key no longer needed */
-    uint32_t *rmap = gfirst;
-    for (uint32_t k = 0; k < t->nnodes; k++)
-        nmap[k] = UINT32_MAX;
-    for (uint32_t k = 0; k < t->nracks; k++)
-        rmap[k] = UINT32_MAX;
-    for (uint32_t p = 0; p < n; p++) {
-        uint32_t nd = b->pl[t->ring[p]].node;
-        if (nmap[nd] == UINT32_MAX)
-            nmap[nd] = nnew++;
-        uint32_t rk = t->nodes[nd].rack;
-        if (rmap[rk] == UINT32_MAX)
-            rmap[rk] = rnew++;
-    }
-    hc_topo_node_t *nodes = calloc(t->nnodes, sizeof(*nodes));
-    hc_topo_rack_t *racks = calloc(t->nracks, sizeof(*racks));
-    if (!nodes || !racks) {
-        free(nodes);
-        free(racks);
-        rc = HCCL_E_MEMORY;
-        goto out;
-    }
-    for (uint32_t k = 0; k < t->nnodes; k++) {
-        nodes[nmap[k]] = t->nodes[k];
-        nodes[nmap[k]].rack = rmap[t->nodes[k].rack];
-    }
-    for (uint32_t k = 0; k < t->nracks; k++)
-        racks[rmap[k]] = t->racks[k];
-    free(t->nodes);
-    free(t->racks);
-    t->nodes = nodes;
-    t->racks = racks;
-    for (uint32_t i = 0; i < n; i++) {
-        t->r[i].node = nmap[b->pl[i].node];
-        t->r[i].rack = t->nodes[t->r[i].node].rack;
-    }
-    for (uint32_t g = 0; g < ng; g++)
-        t->groups[g].node = nmap[t->groups[g].node];
+    /* renumber nodes and racks in ring order (key and gfirst no longer needed) */
+    rc = renumber(b, key, gfirst);
 out:
     free(pg);
     free(gnode);

@@ -813,6 +813,113 @@ static int cmp_u32(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+/* A node's line: rack, address, NUMA nodes (the most of what hwloc saw,
+ * what was declared and what ranks use). */
+static void write_node(const hc_topo_t *t, FILE *f, uint32_t nd)
+{
+    const hc_topo_node_t *node = &t->nodes[nd];
+    int nnuma = 0;
+    for (uint32_t i = 0; i < t->nranks; i++) {
+        if (t->r[i].node != nd)
+            continue;
+        if (t->r[i].have_facts && t->r[i].facts.nnuma > nnuma)
+            nnuma = t->r[i].facts.nnuma;
+        if (t->r[i].numa + 1 > nnuma)
+            nnuma = t->r[i].numa + 1;
+    }
+    int dn = hc_decl_find_node(&t->decl, node->name);
+    if (dn >= 0 && t->decl.nodes[dn].nnuma > nnuma)
+        nnuma = t->decl.nodes[dn].nnuma;
+    fprintf(f, "\nnode %s rack=%s", node->name, t->racks[node->rack].name);
+    if (node->addr[0])
+        fprintf(f, " addr=%s", node->addr);
+    if (nnuma)
+        fprintf(f, " numa=%d", nnuma);
+    fputc('\n', f);
+}
+
+/* A node's devices: the declared ones, then those hwloc saw (once per name). */
+static void write_devices(const hc_topo_t *t, FILE *f, uint32_t nd)
+{
+    const hc_topo_node_t *node = &t->nodes[nd];
+    for (int dv = 0; dv < t->decl.ndevs; dv++) {
+        const hc_decl_dev_t *x = &t->decl.devs[dv];
+        if (strcmp(t->decl.nodes[x->node].name, node->name) != 0)
+            continue;
+        fprintf(f, "device %s/%s", node->name, x->name);
+        if (x->kind[0])
+            fprintf(f, " kind=%s", x->kind);
+        if (x->numa >= 0)
+            fprintf(f, " numa=%d", x->numa);
+        if (x->pci[0])
+            fprintf(f, " pci=%s", x->pci);
+        if (x->addr[0])
+            fprintf(f, " addr=%s", x->addr);
+        fputc('\n', f);
+    }
+    char seen[HC_FACTS_MAXDEV * 4][16];
+    int nseen = 0;
+    for (uint32_t i = 0; i < t->nranks; i++) {
+        if (t->r[i].node != nd || !t->r[i].have_facts)
+            continue;
+        const hc_topo_facts_t *fx = &t->r[i].facts;
+        for (int dv = 0; dv < fx->ndev; dv++) {
+            int dup = 0;
+            for (int s = 0; s < nseen; s++)
+                dup |= strcmp(seen[s], fx->dev[dv].name) == 0;
+            int declared = 0;
+            for (int s = 0; s < t->decl.ndevs; s++)
+                declared |= strcmp(t->decl.devs[s].name, fx->dev[dv].name) == 0 &&
+                            strcmp(t->decl.nodes[t->decl.devs[s].node].name, node->name) == 0;
+            if (dup || declared || nseen == (int)(sizeof(seen) / sizeof(seen[0])))
+                continue;
+            snprintf(seen[nseen++], 16, "%s", fx->dev[dv].name);
+            static const char *kinds[] = {"other", "gpu", "nic", "ib"};
+            fprintf(f, "device %s/%s kind=%s", node->name, fx->dev[dv].name,
+                    kinds[fx->dev[dv].kind < 4 ? fx->dev[dv].kind : 0]);
+            if (fx->dev[dv].numa >= 0)
+                fprintf(f, " numa=%d", fx->dev[dv].numa);
+            if (fx->dev[dv].pci[0])
+                fprintf(f, " pci=%s", fx->dev[dv].pci);
+            fputs("   # detected\n", f);
+        }
+    }
+}
+
+/* A node's ranks: one line per (group, NUMA, device), world rank numbers
+ * (v: scratch of nranks entries, list: of 65536 bytes). */
+static void write_ranks(const hc_topo_t *t, FILE *f, uint32_t nd, uint32_t *v, char *list)
+{
+    const hc_topo_node_t *node = &t->nodes[nd];
+    for (uint32_t i = 0; i < t->nranks; i++) {
+        const hc_topo_rank_t *ri = &t->r[i];
+        if (ri->node != nd)
+            continue;
+        int first = 1;
+        uint32_t cnt = 0;
+        for (uint32_t j = 0; j < t->nranks && first; j++) {
+            const hc_topo_rank_t *rj = &t->r[j];
+            if (rj->node != nd || rj->group != ri->group || rj->numa != ri->numa ||
+                strcmp(rj->device, ri->device) != 0)
+                continue;
+            if (rj->world < ri->world)
+                first = 0; /* printed with an earlier rank */
+            else
+                v[cnt++] = rj->world;
+        }
+        if (!first)
+            continue;
+        qsort(v, cnt, sizeof(uint32_t), cmp_u32);
+        fmt_ranks(list, 65536, v, cnt);
+        fprintf(f, "rank %s node=%s", list, node->name);
+        if (ri->numa >= 0)
+            fprintf(f, " numa=%d", ri->numa);
+        if (ri->device[0])
+            fprintf(f, " device=%s", ri->device);
+        fprintf(f, " group=g%u   # %s\n", ri->group, t->groups[ri->group].why);
+    }
+}
+
 int hc_topo_write(const hc_topo_t *t, FILE *f)
 {
     char a[32], b[32];
@@ -839,96 +946,9 @@ int hc_topo_write(const hc_topo_t *t, FILE *f)
         return HCCL_E_MEMORY;
     }
     for (uint32_t nd = 0; nd < t->nnodes; nd++) {
-        const hc_topo_node_t *node = &t->nodes[nd];
-        int nnuma = 0; /* what hwloc saw, what was declared, what ranks use */
-        for (uint32_t i = 0; i < t->nranks; i++) {
-            if (t->r[i].node != nd)
-                continue;
-            if (t->r[i].have_facts && t->r[i].facts.nnuma > nnuma)
-                nnuma = t->r[i].facts.nnuma;
-            if (t->r[i].numa + 1 > nnuma)
-                nnuma = t->r[i].numa + 1;
-        }
-        int dn = hc_decl_find_node(&t->decl, node->name);
-        if (dn >= 0 && t->decl.nodes[dn].nnuma > nnuma)
-            nnuma = t->decl.nodes[dn].nnuma;
-        fprintf(f, "\nnode %s rack=%s", node->name, t->racks[node->rack].name);
-        if (node->addr[0])
-            fprintf(f, " addr=%s", node->addr);
-        if (nnuma)
-            fprintf(f, " numa=%d", nnuma);
-        fputc('\n', f);
-        /* devices: declared ones, then those hwloc saw (once per name) */
-        for (int dv = 0; dv < t->decl.ndevs; dv++) {
-            const hc_decl_dev_t *x = &t->decl.devs[dv];
-            if (strcmp(t->decl.nodes[x->node].name, node->name) != 0)
-                continue;
-            fprintf(f, "device %s/%s", node->name, x->name);
-            if (x->kind[0])
-                fprintf(f, " kind=%s", x->kind);
-            if (x->numa >= 0)
-                fprintf(f, " numa=%d", x->numa);
-            if (x->pci[0])
-                fprintf(f, " pci=%s", x->pci);
-            if (x->addr[0])
-                fprintf(f, " addr=%s", x->addr);
-            fputc('\n', f);
-        }
-        char seen[HC_FACTS_MAXDEV * 4][16];
-        int nseen = 0;
-        for (uint32_t i = 0; i < t->nranks; i++) {
-            if (t->r[i].node != nd || !t->r[i].have_facts)
-                continue;
-            const hc_topo_facts_t *fx = &t->r[i].facts;
-            for (int dv = 0; dv < fx->ndev; dv++) {
-                int dup = 0;
-                for (int s = 0; s < nseen; s++)
-                    dup |= strcmp(seen[s], fx->dev[dv].name) == 0;
-                int declared = 0;
-                for (int s = 0; s < t->decl.ndevs; s++)
-                    declared |= strcmp(t->decl.devs[s].name, fx->dev[dv].name) == 0 &&
-                                strcmp(t->decl.nodes[t->decl.devs[s].node].name, node->name) == 0;
-                if (dup || declared || nseen == (int)(sizeof(seen) / sizeof(seen[0])))
-                    continue;
-                snprintf(seen[nseen++], 16, "%s", fx->dev[dv].name);
-                static const char *kinds[] = {"other", "gpu", "nic", "ib"};
-                fprintf(f, "device %s/%s kind=%s", node->name, fx->dev[dv].name,
-                        kinds[fx->dev[dv].kind < 4 ? fx->dev[dv].kind : 0]);
-                if (fx->dev[dv].numa >= 0)
-                    fprintf(f, " numa=%d", fx->dev[dv].numa);
-                if (fx->dev[dv].pci[0])
-                    fprintf(f, " pci=%s", fx->dev[dv].pci);
-                fputs("   # detected\n", f);
-            }
-        }
-        /* ranks: one line per (group, NUMA, device), world rank numbers */
-        for (uint32_t i = 0; i < t->nranks; i++) {
-            const hc_topo_rank_t *ri = &t->r[i];
-            if (ri->node != nd)
-                continue;
-            int first = 1;
-            uint32_t cnt = 0;
-            for (uint32_t j = 0; j < t->nranks && first; j++) {
-                const hc_topo_rank_t *rj = &t->r[j];
-                if (rj->node != nd || rj->group != ri->group || rj->numa != ri->numa ||
-                    strcmp(rj->device, ri->device) != 0)
-                    continue;
-                if (rj->world < ri->world)
-                    first = 0; /* printed with an earlier rank */
-                else
-                    v[cnt++] = rj->world;
-            }
-            if (!first)
-                continue;
-            qsort(v, cnt, sizeof(uint32_t), cmp_u32);
-            fmt_ranks(list, 65536, v, cnt);
-            fprintf(f, "rank %s node=%s", list, node->name);
-            if (ri->numa >= 0)
-                fprintf(f, " numa=%d", ri->numa);
-            if (ri->device[0])
-                fprintf(f, " device=%s", ri->device);
-            fprintf(f, " group=g%u   # %s\n", ri->group, t->groups[ri->group].why);
-        }
+        write_node(t, f, nd);
+        write_devices(t, f, nd);
+        write_ranks(t, f, nd, v, list);
     }
     if (t->nlinks) {
         fputc('\n', f);
