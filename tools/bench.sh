@@ -2,7 +2,8 @@
 # tools/bench.sh - the standard hcomm sweep (PERF.md, issue "performance").
 #
 #   sh tools/bench.sh --perf BUILD/tools/hcomm-perf [--quick] [--out DIR]
-#   make bench          (from the build tree; same, with the built tool)
+#   make bench          (from the build tree: 5 runs, --compact, into
+#                       docs/bench/CPU/; also bench-registered, bench-thp)
 #
 # Runs hcomm-perf -M (hcomm and MPI alternating in the same processes) for
 # allreduce, broadcast, allgather, reducescatter and alltoall, 8 B to 64 MiB
@@ -47,6 +48,9 @@
 #                     ratio (the median of the per-run ratios, each taken
 #                     within one run), with the smallest and largest ratio
 #                     seen (default 1; the performance issue asks for >= 5)
+#   --compact         when done, delete what the report was made from but
+#                     does not cite (each run's JSON, stdout and stderr):
+#                     what docs/bench/ keeps (make bench)
 #   --report-only     run nothing: write report.md (medians, tables, plots)
 #                     again from what an earlier sweep left in --out, with
 #                     the options it ran with
@@ -69,6 +73,7 @@ tmo=1800
 runs=1
 large=1
 reportonly=0
+compact=0
 while [ $# -gt 0 ]; do
     case $1 in
     --quick) quick=1 ;;
@@ -83,6 +88,7 @@ while [ $# -gt 0 ]; do
     --timeout) tmo=$2; shift ;;
     --runs) runs=$2; shift ;;
     --report-only) reportonly=1 ;;
+    --compact) compact=1 ;;
     -h|--help) usage; exit 0 ;;
     *) echo "bench.sh: unknown option $1 (--help)" >&2; exit 2 ;;
     esac
@@ -340,7 +346,8 @@ mpiver=$($mpirun --version 2>/dev/null | head -n 1)
 {
     echo "# hcomm benchmark sweep"
     echo
-    echo "- date: $(date -u '+%Y-%m-%d %H:%M:%S UTC'), host $(hostname), $(uname -srm)"
+    cpu=$(sed -n 's/^model name[^:]*: *//p' /proc/cpuinfo 2>/dev/null | head -n 1)
+    echo "- host $(hostname), $(uname -srm)${cpu:+, CPU: $cpu}"
     echo "- $cores cores online; runs with more ranks than cores use --oversubscribe"
     echo "- MPI: $mpiver"
     echo "- mode: $([ $quick -eq 1 ] && echo quick || echo full), hcomm-perf $perf"
@@ -685,5 +692,11 @@ done
     echo '```'
 } >>"$rep"
 
+if [ $compact -eq 1 ]; then
+    for s in $settings; do
+        rm -f "$out"/np*-"$s"-*.r[0-9]*.json "$out"/np*-"$s"-*.txt "$out"/np*-"$s"-*.err
+    done
+    rm -f "$out"/np*-floor*.err "$out"/gnuplot-np*.err
+fi
 echo "bench.sh: report in $rep" >&2
 exit $fail
