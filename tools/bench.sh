@@ -1,5 +1,5 @@
 #!/bin/sh
-# tools/bench.sh - the standard hcomm sweep (PERF.md, issue "performance").
+# tools/bench.sh - the standard hcomm sweep (docs/PERFORMANCE.md, "Method").
 #
 #   sh tools/bench.sh --perf BUILD/tools/hcomm-perf [--quick] [--out DIR]
 #   make bench          (from the build tree: 5 runs, --compact, into
