@@ -1,6 +1,6 @@
 /*
  * tools/hcomm-floor.c - the least time a node-local collective can take on
- * this machine, measured the way hcomm-perf times a call (PERF.md).
+ * this machine, measured the way hcomm-perf times a call (docs/PERFORMANCE.md).
  *
  * With more ranks than cores, an operation in which every rank needs every
  * other rank's data cannot finish before every rank has run, and a rank

@@ -1,6 +1,6 @@
 /*
  * tools/hcomm-split-bench.c - how long it takes to make a sub-communicator,
- * three ways, in the same run, alternating (PERF.md's rules):
+ * three ways, in the same run, alternating (docs/PERFORMANCE.md, "Method"):
  *
  *   hcomm   HcclCommSplit(world)                 (one small hcomm allgather)
  *   mpi     MPI_Comm_split(MPI_COMM_WORLD)

@@ -8,7 +8,7 @@
  * One communicator per candidate, its algorithm forced through
  * HcclCommConfig.hcclAlgo ("allreduce=level0:NA;level1:RING"), all over
  * MPI_COMM_WORLD and the same buffers. For each size the candidates run in
- * turn, ITERS rounds with a rotating first one (PERF.md: compare in one
+ * turn, ITERS rounds with a rotating first one (compare in one
  * run, alternating, on this noisy machine); a round's time is the slowest
  * rank's (MPI_MAX), a candidate's time the median of its rounds. A
  * candidate that cannot run for the size (the tuner would fall back, e.g.

@@ -30,7 +30,7 @@
 #     candidates, rules with when=registered that hcomm-perf -A runs with;
 #   - hcomm-tune -H (buffers in huge pages): the header and the file say so,
 #     rules hcomm-perf -H runs with; -A with -H fails.
-# Timings are not checked (PERF.md: never a timing threshold in a test).
+# Timings are not checked (never a timing threshold in a test).
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 : "${top_builddir:=$here/../..}"
