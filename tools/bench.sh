@@ -479,8 +479,8 @@ if [ -n "$runfiles" ]; then
 fi
 
 # ------------------------------------------------------------- the targets
-# The performance issue's table (docs/PERFORMANCE.md, "The targets"),
-# checked on the ratios of the tables below (the medians over the runs):
+# The performance issue's table of targets (the misses are quoted in
+# docs/PERFORMANCE.md, "What is not reached"), checked on the ratios of the tables below (the medians over the runs):
 # ratio = MPI time / hcomm time, so "time <= 0.5x" is ratio >= 2 and
 # "busbw >= 1.5x" ratio >= 1.5. One line per target: the rank count, the
 # collectives, the size range, the Open MPI setting, the ratio it needs
