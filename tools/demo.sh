@@ -22,7 +22,7 @@ if [ -x tools/hcomm-perf ]; then
 fi
 if [ -x tools/hcomm-perf ]; then
     # the same with buffers from HcclMemAlloc, registered with the
-    # communicator (README, "Registered buffers")
+    # communicator (docs/DESIGN.md, "Registered buffers")
     echo "== mpirun -np $NP tools/hcomm-perf -C allreduce -b 8 -e 64M -f 4 -M -A"
     mpirun -np "$NP" --oversubscribe --bind-to none tools/hcomm-perf -C allreduce -b 8 -e 64M -f 4 -M -A
 fi
