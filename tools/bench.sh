@@ -51,6 +51,13 @@
 #   --compact         when done, delete what the report was made from but
 #                     does not cite (each run's JSON, stdout and stderr):
 #                     what docs/bench/ keeps (make bench)
+#   --cluster RATE    run across hosts of the emulated cluster (tools/hcomm-
+#                     cluster, docs/CLUSTER.md): for each --np N, `hcomm-
+#                     cluster up N --slots 1 --rate RATE` (RATE `none`: links
+#                     without a limit), one rank per host, MPI over the same
+#                     links; the cluster is taken down at the end. No
+#                     allreduce-large runs (a single-core memcpy means
+#                     nothing across hosts). Needs root.
 #   --report-only     run nothing: write report.md (medians, tables, plots)
 #                     again from what an earlier sweep left in --out, with
 #                     the options it ran with
@@ -74,6 +81,7 @@ runs=1
 large=1
 reportonly=0
 compact=0
+cluster=
 while [ $# -gt 0 ]; do
     case $1 in
     --quick) quick=1 ;;
@@ -89,6 +97,7 @@ while [ $# -gt 0 ]; do
     --runs) runs=$2; shift ;;
     --report-only) reportonly=1 ;;
     --compact) compact=1 ;;
+    --cluster) cluster=$2; shift ;;
     -h|--help) usage; exit 0 ;;
     *) echo "bench.sh: unknown option $1 (--help)" >&2; exit 2 ;;
     esac
@@ -141,6 +150,26 @@ else
     # at -n 20, 0.53-0.55 us at -n 200; docs/PERFORMANCE.md)
     sizes="-b 8 -e 64M -f 2 -n 200"
 fi
+# across hosts: the cluster tool launches, one rank per host
+clus=
+sep=
+if [ -n "$cluster" ]; then
+    clus=$here/hcomm-cluster
+    [ -x "$clus" ] || clus=$(command -v hcomm-cluster 2>/dev/null) || {
+        echo "bench.sh: --cluster needs tools/hcomm-cluster" >&2
+        exit 2
+    }
+    mpirun="$clus run --map-by node"
+    sep=--
+    large=0
+fi
+cluster_up() {
+    if [ "$cluster" = none ]; then
+        "$clus" up "$1" --slots 1 >&2
+    else
+        "$clus" up "$1" --slots 1 --rate "$cluster" >&2
+    fi
+}
 # the runs of np ranks: the collectives, and at 2 ranks allreduce-large
 colls_for() {
     if [ $large -eq 1 ] && [ "$1" = 2 ]; then echo "$colls allreduce-large"; else echo "$colls"; fi
@@ -189,7 +218,10 @@ while [ "$r" -lt "$runs" ]; do
 r=$((r + 1))
 for np in $nps; do
     over=
-    [ "$np" -gt "$cores" ] && over=--oversubscribe
+    [ "$np" -gt "$cores" ] && [ -z "$clus" ] && over=--oversubscribe
+    if [ -n "$clus" ]; then
+        cluster_up "$np" || { echo "bench.sh: cannot make a cluster of $np hosts" >&2; exit 2; }
+    fi
     for s in $settings; do
         sargs=$(setting_args "$s")
         for c in $(colls_for "$np"); do
@@ -200,7 +232,7 @@ for np in $nps; do
                 json=$out/$name.json
             fi
             # word splitting of the option lists is intended (no spaces in paths)
-            cmd="$mpirun $rootflag $over -np $np $sargs$xenv $perf $(coll_args "$c") -M -J $json $extra"
+            cmd="$mpirun $rootflag $over -np $np $sargs$xenv $sep $perf $(coll_args "$c") -M -J $json $extra"
             # shellcheck disable=SC2086,SC2116 # one space between words in the record
             cmd=$(echo $cmd)
             echo "$cmd" >>"$out/commands.txt"
@@ -213,7 +245,7 @@ for np in $nps; do
             [ $rc -eq 0 ] || echo "bench.sh: $name exited with $rc (see $out/$name.err)" >&2
         done
     done
-    if [ -n "$over" ] && [ -n "$floor" ]; then
+    if [ -n "$over" ] && [ -n "$floor" ] && [ -z "$clus" ]; then
         name=np$np-floor
         [ "$runs" -gt 1 ] && name=$name.r$r
         cmd="$mpirun $rootflag $over -np $np $floor"
@@ -226,6 +258,7 @@ for np in $nps; do
     fi
 done
 done
+[ -n "$clus" ] && [ $reportonly -eq 0 ] && "$clus" down >&2
 
 # awk functions the programs below share: field(line, key) reads a number
 # of hcomm-perf's one-line JSON results, med(a, n) the median of a[1..n]
@@ -342,7 +375,11 @@ fi
 # The JSON that hcomm-perf writes has one result per line:
 #   {"size": 8, "count": 2, ..., "time_us": 1.0, "busbw": ..., "mpi_time_us": ...}
 rep=$out/report.md
-mpiver=$($mpirun --version 2>/dev/null | head -n 1)
+if [ -n "$clus" ]; then
+    mpiver=$(${MPIRUN:-mpirun} --version 2>/dev/null | head -n 1)
+else
+    mpiver=$($mpirun --version 2>/dev/null | head -n 1)
+fi
 {
     echo "# hcomm benchmark sweep"
     echo
@@ -350,6 +387,7 @@ mpiver=$($mpirun --version 2>/dev/null | head -n 1)
     echo "- host $(hostname), $(uname -srm)${cpu:+, CPU: $cpu}"
     echo "- $cores cores online; runs with more ranks than cores use --oversubscribe"
     echo "- MPI: $mpiver"
+    [ -n "$clus" ] && echo "- across hosts: the emulated cluster (docs/CLUSTER.md), one rank per host, links $([ "$cluster" = none ] && echo "without a rate limit" || echo "limited to $cluster each way")"
     echo "- mode: $([ $quick -eq 1 ] && echo quick || echo full), hcomm-perf $perf"
     [ -n "$extra" ] && echo "- extra hcomm-perf arguments: \`$extra\`$(case " $extra " in *" -A "*) echo " (-A: buffers from HcclMemAlloc, registered with the communicator; MPI runs on the same buffers)" ;; *" -H "*) echo " (-H: the buffers in transparent huge pages; MPI runs on the same buffers)" ;; esac)"
     echo "- settings:"
