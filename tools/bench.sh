@@ -58,6 +58,11 @@
 #                     links; the cluster is taken down at the end. No
 #                     allreduce-large runs (a single-core memcpy means
 #                     nothing across hosts). Needs root.
+#   --table DIR       run nothing: print the compact table of DIR/report.md
+#                     (per collective and rank count, the smallest size,
+#                     64 KiB and 16 MiB: hcomm's and default Open MPI's time,
+#                     the ratios against default and tuned), as README.md
+#                     shows it
 #   --report-only     run nothing: write report.md (medians, tables, plots)
 #                     again from what an earlier sweep left in --out, with
 #                     the options it ran with
@@ -81,6 +86,7 @@ runs=1
 large=1
 reportonly=0
 compact=0
+table=
 cluster=
 while [ $# -gt 0 ]; do
     case $1 in
@@ -96,6 +102,7 @@ while [ $# -gt 0 ]; do
     --timeout) tmo=$2; shift ;;
     --runs) runs=$2; shift ;;
     --report-only) reportonly=1 ;;
+    --table) table=$2; shift ;;
     --compact) compact=1 ;;
     --cluster) cluster=$2; shift ;;
     -h|--help) usage; exit 0 ;;
@@ -103,6 +110,36 @@ while [ $# -gt 0 ]; do
     esac
     shift
 done
+
+# --table DIR: the README's table from the per-size tables of a report
+if [ -n "$table" ]; then
+    [ -s "$table/report.md" ] || { echo "bench.sh: no $table/report.md" >&2; exit 2; }
+    awk -F'|' '
+    function num(x) { gsub(/ /, "", x); return x + 0 }
+    function sig(x) { return x >= 100 ? sprintf("%.0f", x) : x >= 10 ? sprintf("%.1f", x) : sprintf("%.2f", x) }
+    function get(h) { return (h in col) ? num($col[h]) : "" }
+    function fmt(x, d) { return x == "" ? "-" : sig(x / d) }
+    function times(h, m) { return h + 0 >= 1000 || m + 0 >= 1000 ? fmt(h, 1000) " / " fmt(m, 1000) " ms" : fmt(h, 1) " / " fmt(m, 1) " us" }
+    BEGIN {
+        name["allreduce"] = "AllReduce"; name["broadcast"] = "Broadcast"; name["allgather"] = "AllGather"
+        name["reducescatter"] = "ReduceScatter"; name["alltoall"] = "AlltoAll"
+        print "| ranks | collective | smallest size: hcomm / Open MPI default | ratio default / tuned | 64 KiB: hcomm / default | ratio default / tuned | 16 MiB: hcomm / default | ratio default / tuned |"
+        print "|---|---|---|---|---|---|---|---|"
+    }
+    /^### / { flush(); split($0, w, /[ ,]+/); coll = w[2]; np = w[3]; hd = 0; first = ""; c64 = c16 = "- | -"; next }
+    /^\| size \|/ { split("", col); for (i = 2; i < NF; i++) { h = $i; gsub(/^ +| +$/, "", h); col[h] = i } hd = 1; next }
+    hd && /^\| [0-9]/ && (coll in name) {
+        s = $2; gsub(/^ +| +$/, "", s)
+        cell = times(get("hcomm µs (default)"), get("MPI µs (default)")) " | " \
+               fmt(get("ratio (default)"), 1) " / " fmt(get("ratio (tuned)"), 1)
+        if (first == "") first = cell
+        if (s == "64 KiB") c64 = cell
+        if (s == "16 MiB") c16 = cell
+    }
+    function flush() { if (first != "") print "| " np " | " name[coll] " | " first " | " c64 " | " c16 " |"; first = "" }
+    END { flush() }' "$table/report.md"
+    exit 0
+fi
 
 here=$(cd "$(dirname "$0")" && pwd)
 if [ $reportonly -eq 1 ]; then

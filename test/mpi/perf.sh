@@ -221,6 +221,13 @@ n=$(sed -n '/^## Against the performance issue/,/^## /p' "$ro/report.md" | grep 
 # and the results checked: run 2 had one wrong at 16 B
 row='| #wrong = 0 in every table | default | no wrong result | 1 of 2 | - | 2 ranks allreduce 16 B |'
 grep -qF "$row" "$ro/report.md" || fail "report-only: no #wrong row '$row'"
+echo "=== tools/bench.sh --table (the README's table) of that report"
+row='| 2 | AllReduce | 1.00 / 1.75 us | 1.75 / - | - | - | - | - |'
+sh "$top_srcdir/tools/bench.sh" --table "$ro" >"$tmp/table.md" 2>&1 ||
+    fail "bench.sh --table exited with $?"
+cat "$tmp/table.md"
+grep -qxF -- "$row" "$tmp/table.md" || fail "--table: no row '$row'"
+[ "$(wc -l <"$tmp/table.md")" = 3 ] || fail "--table: not a header, a rule and one row"
 echo "=== tools/bench.sh --report-only --compact (what docs/bench/ keeps)"
 # a run's stdout and stderr and the floor's stderr beside the two runs
 : >"$ro/np2-default-allreduce.r1.txt"
