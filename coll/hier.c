@@ -189,114 +189,123 @@ static inline uint64_t ck_len(const hc_hplan_t *p, uint64_t bl, uint32_t k)
 
 /* ---- reduce-scatter ------------------------------------------------------- */
 
-uint64_t hc_hier_rs(const hc_hplan_t *p, hc_sched_t *s, uint32_t tagbase, uint64_t tmp_base,
-                    hc_loc_t out, int32_t *out_step, int32_t *rd)
+/* The state hc_hier_rs's stages share. */
+typedef struct {
+    const hc_hplan_t *p;
+    hc_sched_t *s;
+    uint32_t tagbase, t_intra, LM;
+    uint64_t R0, R1, P, I; /* TMP: list buffers, partials, inter-unit slots */
+    hc_loc_t out;
+    int32_t *out_step, *rd;
+    int32_t *ired, *rlast, *xred, *xsend;
+} rs_t;
+
+#define IX(st, idx, k) (((size_t)(st) * rs->LM + (idx)) * rs->p->C + (k))
+#define RL(par, idx, k) rs->rlast[((size_t)(par) * rs->LM + (idx)) * rs->p->C + (k)]
+#define XX(ji, t, k) (((size_t)(ji) * (rs->p->h.G - 1) + (t)) * rs->p->C + (k))
+
+/* Intra-unit ring reduce-scatter of the lists: L(m-1-st) goes out at
+ * step st and L(m-2-st) comes in; L(m) is complete after S-1 steps */
+static void rs_intra(rs_t *rs)
 {
+    const hc_hplan_t *p = rs->p;
+    hc_sched_t *s = rs->s;
     const hc_hier_t *h = &p->h;
+    const hc_hblocks_t *map = &p->map;
     const uint32_t S = p->S, G = h->G, m = h->m, g = h->g, C = p->C;
     const uint64_t es = p->es, mb = p->maxblk * es;
-    const uint32_t LM = p->lmax, nmy = list_len(p, m);
-    const uint64_t rsz = S > 1 ? LM * mb : 0; /* no intra stage: no list buffers */
-    const uint64_t R0 = tmp_base, R1 = R0 + rsz, P = R1 + rsz;
-    const uint64_t I = P + (S > 1 ? nmy * mb : 0);
-    const uint64_t used = I + (G > 1 ? (uint64_t)p->nslices * 2 * mb : 0) - tmp_base;
-    const uint32_t t_intra = tagbase + h->smax * (G - 1) * C;
-    const hc_hblocks_t *map = &p->map;
-    int32_t *ired = NULL, *rlast = NULL, *xred = NULL, *xsend = NULL;
-
-    for (uint32_t k = 0; k < C; k++)
-        out_step[k] = -1;
-    if (S > 1) {
-        ired = malloc((size_t)(S - 1) * LM * C * sizeof(int32_t));
-        /* per list-buffer slot (parity, index, chunk): the last send that
-         * read it; lists differ in length, so it may be older than st-1 */
-        rlast = malloc((size_t)2 * LM * C * sizeof(int32_t));
-        for (size_t i = 0; rlast && i < (size_t)2 * LM * C; i++)
-            rlast[i] = -1;
-    }
-    if (G > 1) {
-        xred = malloc((size_t)p->nslices * (G - 1) * C * sizeof(int32_t));
-        xsend = malloc((size_t)p->nslices * (G - 1) * C * sizeof(int32_t));
-    }
-    if ((S > 1 && (!ired || !rlast)) || (G > 1 && (!xred || !xsend))) {
-        s->err = HCCL_E_MEMORY;
-        goto out;
-    }
-#define IX(st, idx, k) (((size_t)(st) * LM + (idx)) * C + (k))
-#define RL(par, idx, k) rlast[((size_t)(par) * LM + (idx)) * C + (k)]
-#define XX(ji, t, k) (((size_t)(ji) * (G - 1) + (t)) * C + (k))
-
-    /* intra-unit ring reduce-scatter of the lists: L(m-1-st) goes out at
-     * step st and L(m-2-st) comes in; L(m) is complete after S-1 steps */
-    if (S > 1) {
-        const uint32_t next = hc_hier_member(h, g, (m + 1) % S);
-        const uint32_t prev = hc_hier_member(h, g, (m + S - 1) % S);
-        for (uint32_t st = 0; st + 1 < S; st++) {
-            const uint32_t sl = (m + 2 * S - 1 - st) % S, rl = (m + 2 * S - 2 - st) % S;
-            const int last = st + 2 == S;
-            const uint64_t Rs = (st % 2) ? R1 : R0, Rp = (st % 2) ? R0 : R1;
-            for (uint32_t idx = 0; idx < list_len(p, sl); idx++) {
-                const uint32_t b = list_at(p, sl, idx);
-                const uint64_t bl = hc_hblk_len(map, b), bo = hc_hblk_off(map, b);
-                for (uint32_t k = 0; k < C; k++) {
-                    const uint64_t cs = ck_start(p, bl, k), cl = ck_len(p, bl, k) * es;
-                    const uint32_t tag = t_intra + (uint32_t)IX(st, idx, k);
-                    int32_t x;
-                    if (st == 0) {
-                        x = hc_sched_send_or_nop(s, next, tag, HC_SEND((bo + cs) * es), cl,
-                                                 HC_NODEPS);
-                        if (rd)
-                            rd[(size_t)b * C + k] = x;
-                    } else {
-                        x = hc_sched_send_or_nop(s, next, tag, HC_TMP(Rp + idx * mb + cs * es), cl,
-                                                 HC_DEPS(ired[IX(st - 1, idx, k)]));
-                        RL((st - 1) % 2, idx, k) = x;
-                    }
-                }
-            }
-            for (uint32_t idx = 0; idx < list_len(p, rl); idx++) {
-                const uint32_t b = list_at(p, rl, idx);
-                const uint64_t bl = hc_hblk_len(map, b), bo = hc_hblk_off(map, b);
-                for (uint32_t k = 0; k < C; k++) {
-                    const uint64_t cs = ck_start(p, bl, k), cl = ck_len(p, bl, k) * es;
-                    const uint32_t tag = t_intra + (uint32_t)IX(st, idx, k);
-                    const hc_loc_t slot = HC_TMP(Rs + idx * mb + cs * es);
-                    /* the slot's previous content must have been forwarded */
-                    const int32_t r = hc_sched_recv_or_nop(s, prev, tag, slot, cl,
-                                                           HC_DEPS(RL(st % 2, idx, k)));
-                    hc_loc_t dst = slot;
-                    if (last)
-                        dst = G == 1 ? loc_add(out, cs * es) : HC_TMP(P + idx * mb + cs * es);
-                    const int32_t x = hc_sched_reduce_or_nop(s, dst, slot, HC_SEND((bo + cs) * es),
-                                                             cl, HC_DEPS(r));
-                    ired[IX(st, idx, k)] = x;
-                    if (rd)
-                        rd[(size_t)b * C + k] = x;
-                    if (last && G == 1)
-                        out_step[k] = x;
-                }
-            }
-        }
-    }
-
-    if (G == 1) {
-        if (S == 1) { /* one rank */
-            const uint64_t bl = hc_hblk_len(map, h->me), bo = hc_hblk_off(map, h->me);
+    const uint64_t R0 = rs->R0, R1 = rs->R1, P = rs->P;
+    const uint32_t t_intra = rs->t_intra;
+    const hc_loc_t out = rs->out;
+    int32_t *out_step = rs->out_step, *rd = rs->rd, *ired = rs->ired;
+    const uint32_t next = hc_hier_member(h, g, (m + 1) % S);
+    const uint32_t prev = hc_hier_member(h, g, (m + S - 1) % S);
+    for (uint32_t st = 0; st + 1 < S; st++) {
+        const uint32_t sl = (m + 2 * S - 1 - st) % S, rl = (m + 2 * S - 2 - st) % S;
+        const int last = st + 2 == S;
+        const uint64_t Rs = (st % 2) ? R1 : R0, Rp = (st % 2) ? R0 : R1;
+        for (uint32_t idx = 0; idx < list_len(p, sl); idx++) {
+            const uint32_t b = list_at(p, sl, idx);
+            const uint64_t bl = hc_hblk_len(map, b), bo = hc_hblk_off(map, b);
             for (uint32_t k = 0; k < C; k++) {
                 const uint64_t cs = ck_start(p, bl, k), cl = ck_len(p, bl, k) * es;
-                out_step[k] = cl ? hc_sched_copy(s, loc_add(out, cs * es), HC_SEND((bo + cs) * es),
-                                                 cl, HC_NODEPS)
-                                 : hc_sched_nop_list(s, HC_NODEPS);
-                if (rd)
-                    rd[(size_t)h->me * C + k] = out_step[k];
+                const uint32_t tag = t_intra + (uint32_t)IX(st, idx, k);
+                int32_t x;
+                if (st == 0) {
+                    x = hc_sched_send_or_nop(s, next, tag, HC_SEND((bo + cs) * es), cl,
+                                             HC_NODEPS);
+                    if (rd)
+                        rd[(size_t)b * C + k] = x;
+                } else {
+                    x = hc_sched_send_or_nop(s, next, tag, HC_TMP(Rp + idx * mb + cs * es), cl,
+                                             HC_DEPS(ired[IX(st - 1, idx, k)]));
+                    RL((st - 1) % 2, idx, k) = x;
+                }
             }
         }
-        goto out;
+        for (uint32_t idx = 0; idx < list_len(p, rl); idx++) {
+            const uint32_t b = list_at(p, rl, idx);
+            const uint64_t bl = hc_hblk_len(map, b), bo = hc_hblk_off(map, b);
+            for (uint32_t k = 0; k < C; k++) {
+                const uint64_t cs = ck_start(p, bl, k), cl = ck_len(p, bl, k) * es;
+                const uint32_t tag = t_intra + (uint32_t)IX(st, idx, k);
+                const hc_loc_t slot = HC_TMP(Rs + idx * mb + cs * es);
+                /* the slot's previous content must have been forwarded */
+                const int32_t r = hc_sched_recv_or_nop(s, prev, tag, slot, cl,
+                                                       HC_DEPS(RL(st % 2, idx, k)));
+                hc_loc_t dst = slot;
+                if (last)
+                    dst = G == 1 ? loc_add(out, cs * es) : HC_TMP(P + idx * mb + cs * es);
+                const int32_t x = hc_sched_reduce_or_nop(s, dst, slot, HC_SEND((bo + cs) * es),
+                                                         cl, HC_DEPS(r));
+                ired[IX(st, idx, k)] = x;
+                if (rd)
+                    rd[(size_t)b * C + k] = x;
+                if (last && G == 1)
+                    out_step[k] = x;
+            }
+        }
     }
+}
 
-    /* inter-unit ring reduce-scatter per slice: position g sends the
-     * partial of unit g-1-t's block and folds unit g-2-t's in; its own
-     * block arrives complete at the last step */
+/* One rank: its block copied to out. */
+static void rs_one(rs_t *rs)
+{
+    const hc_hplan_t *p = rs->p;
+    hc_sched_t *s = rs->s;
+    const hc_hier_t *h = &p->h;
+    const hc_hblocks_t *map = &p->map;
+    const uint32_t C = p->C;
+    const uint64_t es = p->es;
+    const hc_loc_t out = rs->out;
+    int32_t *out_step = rs->out_step, *rd = rs->rd;
+    const uint64_t bl = hc_hblk_len(map, h->me), bo = hc_hblk_off(map, h->me);
+    for (uint32_t k = 0; k < C; k++) {
+        const uint64_t cs = ck_start(p, bl, k), cl = ck_len(p, bl, k) * es;
+        out_step[k] = cl ? hc_sched_copy(s, loc_add(out, cs * es), HC_SEND((bo + cs) * es),
+                                         cl, HC_NODEPS)
+                         : hc_sched_nop_list(s, HC_NODEPS);
+        if (rd)
+            rd[(size_t)h->me * C + k] = out_step[k];
+    }
+}
+
+/* Inter-unit ring reduce-scatter per slice: position g sends the
+ * partial of unit g-1-t's block and folds unit g-2-t's in; its own
+ * block arrives complete at the last step */
+static void rs_inter(rs_t *rs)
+{
+    const hc_hplan_t *p = rs->p;
+    hc_sched_t *s = rs->s;
+    const hc_hier_t *h = &p->h;
+    const hc_hblocks_t *map = &p->map;
+    const uint32_t S = p->S, G = h->G, g = h->g, C = p->C;
+    const uint64_t es = p->es, mb = p->maxblk * es;
+    const uint64_t P = rs->P, I = rs->I;
+    const uint32_t tagbase = rs->tagbase;
+    const hc_loc_t out = rs->out;
+    int32_t *out_step = rs->out_step, *rd = rs->rd, *ired = rs->ired, *xred = rs->xred;
+    int32_t *xsend = rs->xsend;
     for (uint32_t ji = 0; ji < p->nslices; ji++) {
         const uint32_t j = p->slices[ji];
         const uint32_t next = slice_peer(h, (g + 1) % G, j), prev = slice_peer(h, (g + G - 1) % G, j);
@@ -350,9 +359,52 @@ uint64_t hc_hier_rs(const hc_hplan_t *p, hc_sched_t *s, uint32_t tagbase, uint64
             }
         }
     }
+}
+
 #undef IX
 #undef RL
 #undef XX
+
+uint64_t hc_hier_rs(const hc_hplan_t *p, hc_sched_t *s, uint32_t tagbase, uint64_t tmp_base,
+                    hc_loc_t out, int32_t *out_step, int32_t *rd)
+{
+    const hc_hier_t *h = &p->h;
+    const uint32_t S = p->S, G = h->G, m = h->m, C = p->C;
+    const uint64_t es = p->es, mb = p->maxblk * es;
+    const uint32_t LM = p->lmax, nmy = list_len(p, m);
+    const uint64_t rsz = S > 1 ? LM * mb : 0; /* no intra stage: no list buffers */
+    const uint64_t R0 = tmp_base, R1 = R0 + rsz, P = R1 + rsz;
+    const uint64_t I = P + (S > 1 ? nmy * mb : 0);
+    const uint64_t used = I + (G > 1 ? (uint64_t)p->nslices * 2 * mb : 0) - tmp_base;
+    const uint32_t t_intra = tagbase + h->smax * (G - 1) * C;
+    int32_t *ired = NULL, *rlast = NULL, *xred = NULL, *xsend = NULL;
+
+    for (uint32_t k = 0; k < C; k++)
+        out_step[k] = -1;
+    if (S > 1) {
+        ired = malloc((size_t)(S - 1) * LM * C * sizeof(int32_t));
+        /* per list-buffer slot (parity, index, chunk): the last send that
+         * read it; lists differ in length, so it may be older than st-1 */
+        rlast = malloc((size_t)2 * LM * C * sizeof(int32_t));
+        for (size_t i = 0; rlast && i < (size_t)2 * LM * C; i++)
+            rlast[i] = -1;
+    }
+    if (G > 1) {
+        xred = malloc((size_t)p->nslices * (G - 1) * C * sizeof(int32_t));
+        xsend = malloc((size_t)p->nslices * (G - 1) * C * sizeof(int32_t));
+    }
+    if ((S > 1 && (!ired || !rlast)) || (G > 1 && (!xred || !xsend))) {
+        s->err = HCCL_E_MEMORY;
+        goto out;
+    }
+    rs_t rs = {p, s, tagbase, t_intra, LM, R0, R1, P, I, out, out_step, rd,
+               ired, rlast, xred, xsend};
+    if (S > 1)
+        rs_intra(&rs);
+    if (G == 1 && S == 1)
+        rs_one(&rs);
+    if (G > 1)
+        rs_inter(&rs);
 out:
     free(ired);
     free(rlast);
