@@ -36,15 +36,9 @@
 #include "bootstrap.h"
 #include "log.h"
 #include "rendezvous.h"
+#include "util.h"
 
 typedef char rootinfo_fits[sizeof(hc_rootinfo_t) <= HCCL_ROOT_INFO_BYTES ? 1 : -1];
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 /* A poll timeout for `left` seconds (at most a day at a time). */
 static int poll_ms(double left)
@@ -57,7 +51,7 @@ static int xfer_all(int fd, void *buf, size_t len, double deadline, int writing)
 {
     char *p = buf;
     while (len > 0) {
-        double left = deadline - now_s();
+        double left = deadline - hc_now_s();
         if (left <= 0)
             return HCCL_E_TIMEOUT;
         struct pollfd pf = {fd, writing ? POLLOUT : POLLIN, 0};
@@ -277,7 +271,7 @@ static void serve_accept(serve_t *st, int lfd)
         }
         c->fd = fd;
         c->have = 0;
-        c->active = now_s();
+        c->active = hc_now_s();
         char a[INET6_ADDRSTRLEN] = "?";
         uint16_t port = 0;
         if (ss.ss_family == AF_INET) {
@@ -339,7 +333,7 @@ static int serve_read(serve_t *st, conn_t *c, int32_t *status)
         return 0;
     }
     c->have += (size_t)n;
-    c->active = now_s();
+    c->active = hc_now_s();
     if (c->have < sizeof(hc_hello_t))
         return 1;
     if (c->have < sizeof(c->msg)) {
@@ -378,9 +372,9 @@ static void log_timeout(const serve_t *st, double timeout)
  * of the job's creation (HCCL_SUCCESS: st->rdv has every card). */
 static int32_t gather(server_t *sv, serve_t *st, struct pollfd *pf, int32_t status)
 {
-    const double deadline = now_s() + sv->timeout;
+    const double deadline = hc_now_s() + sv->timeout;
     while (status == HCCL_SUCCESS && (st->rdv.nranks == 0 || st->rdv.got < st->rdv.nranks)) {
-        double left = deadline - now_s();
+        double left = deadline - hc_now_s();
         if (left <= 0) {
             status = HCCL_E_TIMEOUT;
             log_timeout(st, sv->timeout);
@@ -442,7 +436,7 @@ static void reply_all(server_t *sv, serve_t *st, int32_t status, hc_reply_t *rep
     }
     hc_reply_t rep = {status, r ? r->nranks : 0};
     *rep_out = rep;
-    const double wdeadline = now_s() + sv->timeout;
+    const double wdeadline = hc_now_s() + sv->timeout;
     for (uint32_t i = 0; r && r->owner && i < r->nranks; i++) {
         conn_t *c = r->owner[i];
         if (c == NULL)
@@ -590,7 +584,7 @@ HcclResult HcclGetRootInfo(HcclRootInfo *rootInfo)
 int hc_tcp_rendezvous(int family, const char *ip, uint32_t port, uint64_t uid, uint32_t nranks,
                       const hc_card_t *mine, hc_card_t *cards, double timeout)
 {
-    double deadline = now_s() + timeout;
+    double deadline = hc_now_s() + timeout;
     struct sockaddr_storage ss;
     socklen_t sl = make_sockaddr(family, ip, port, &ss);
     int fd = -1;
@@ -604,7 +598,7 @@ int hc_tcp_rendezvous(int family, const char *ip, uint32_t port, uint64_t uid, u
             break;
         close(fd);
         fd = -1;
-        if (now_s() >= deadline) {
+        if (hc_now_s() >= deadline) {
             HC_ERROR(HC_SUB_INIT, "cannot reach the root at %s port %u within "
                      "HCCL_CONNECT_TIMEOUT (%.0f s): %m", ip, port, timeout);
             return HCCL_E_TCP_CONNECT;

@@ -68,6 +68,7 @@
 #include "elastic.h"
 #include "log.h"
 #include "transport_ucx.h"
+#include "util.h"
 
 #define JOIN_PREFIX "hcomm-join:1:"
 #define JOIN_TAG 0x4843 /* MPI tag of the join messages ("HC") */
@@ -96,13 +97,6 @@ typedef struct {
     uint32_t id;
     hc_card_t card;
 } join_bcast_t;
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 void hc_elastic_free(hc_comm_t *c)
 {
@@ -415,7 +409,7 @@ HcclResult HcclCommAddMember(HcclComm comm, uint32_t newRank)
         status = HCCL_E_PARA;
     }
     c->aborted = 0; /* a recovery call: an aborted communicator is rebuilt */
-    double t0 = now_s();
+    double t0 = hc_now_s();
     uint32_t *members = malloc(((size_t)n + 1) * sizeof(uint32_t));
     join_bcast_t *jb = calloc(1, sizeof(*jb));
     hc_card_t *cards = NULL;
@@ -537,7 +531,7 @@ HcclResult HcclCommAddMember(HcclComm comm, uint32_t newRank)
     if (rc == HCCL_SUCCESS)
         HC_INFO(HC_SUB_ELASTIC, "%s: %s now has %u ranks (newcomer %s:%d at rank %u), id %u, "
                 "this process rank %u; %.1f ms", fn, c->name, n + 1, jb->card.host,
-                jb->card.pid, newRank, id, myrank, (now_s() - t0) * 1e3);
+                jb->card.pid, newRank, id, myrank, (hc_now_s() - t0) * 1e3);
 out:
     free(members);
     free(jb);
@@ -709,7 +703,7 @@ HcclResult HcclCommRemoveMember(HcclComm comm, uint32_t failedRank)
                  fn, failedRank);
         return HCCL_E_PARA;
     }
-    double t0 = now_s();
+    double t0 = hc_now_s();
     c->aborted = 0; /* a recovery call: an aborted communicator is rebuilt */
     hc_context_t *ctx = c->ctx;
     uint32_t *surv = malloc((size_t)n * sizeof(uint32_t));
@@ -832,7 +826,7 @@ HcclResult HcclCommRemoveMember(HcclComm comm, uint32_t failedRank)
             HC_INFO(HC_SUB_ELASTIC, "%s: %s dropped rank %u%s (%u failed); %u ranks left, id %u, "
                     "this process rank %u -> %u; %.3f ms", fn, c->name, failedRank,
                     nf > 1 ? " and the other failed ranks" : "", nf, ns, id, old_rank, me,
-                    (now_s() - t0) * 1e3);
+                    (hc_now_s() - t0) * 1e3);
     }
     free(surv);
     free(gone);

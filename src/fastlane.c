@@ -10,7 +10,6 @@
 #include "log.h"
 #include "reduce.h"
 #include "shm.h"
-#include "stream.h"
 #include "trace.h"
 #include "util.h"
 

@@ -14,6 +14,10 @@
 #include "comm.h"
 #include "trace.h"
 
+/* A begin turn that orders nothing (the communicator has never had a
+ * stream operation; src/stream.h). */
+#define HC_NO_TICKET UINT64_MAX
+
 /* One operation, described for the runner. */
 typedef struct hc_op {
     hc_coll_args_t args;

@@ -34,6 +34,7 @@
 #include "progress.h"
 #include "stream.h"
 #include "transport_ucx.h"
+#include "util.h"
 
 #define HC_SPIN_BEFORE_YIELD 64
 

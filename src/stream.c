@@ -145,13 +145,6 @@ static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
 static hc_stream_t *g_active; /* streams with tasks, by priority (high first) */
 static uint32_t g_next_stream_id = 1;
 
-double hc_now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
 static void kick(hc_engine_t *eng)
 {
     uint64_t one = 1;

@@ -135,9 +135,7 @@ static inline uint32_t hc_seq_nth(uint32_t first, uint32_t k)
  * value s of c; called by hc_comm_next_seq. */
 void hc_stream_wait_seq(hc_comm_t *c, uint32_t s);
 
-/* Begin turns (hc_comm_streams_t). HC_NO_TICKET: not ordered (the
- * communicator has never had a stream operation). */
-#define HC_NO_TICKET UINT64_MAX
+/* Begin turns (hc_comm_streams_t; HC_NO_TICKET, src/op.h: not ordered). */
 void hc_stream_note_ticket(hc_comm_t *c);    /* hc_comm_next_seq: take the next */
 uint64_t hc_stream_last_ticket(hc_comm_t *c); /* the one it took */
 int hc_stream_turn(hc_comm_t *c, uint64_t ticket); /* may it begin now? */
@@ -177,8 +175,6 @@ void hc_task_init(hc_task_t *t, const hc_task_vt_t *vt, hc_comm_t *c, const char
 void hc_task_prepare_coll(hc_comm_t *c, void *stream);
 void hc_task_add_range(hc_task_t *t, const void *p, uint64_t len, int write);
 void hc_task_free_common(hc_task_t *t);
-double hc_now_s(void);
-
 
 /* ---- process context hooks ------------------------------------------ */
 

@@ -33,8 +33,17 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#include <time.h>
 
 #define HC_HOT __attribute__((hot))
+
+/* Seconds on the monotonic clock: deadlines and timings. */
+static inline double hc_now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
 
 static inline void hc_zero(void *p, size_t n)
 {
