@@ -13,6 +13,7 @@
 
 #include "api.h"
 #include "comm.h"
+#include "gpu_coll.h"
 #include "log.h"
 #include "reduce.h"
 #include "stream.h"
@@ -170,6 +171,8 @@ HC_HOT static int dispatch(hc_comm_t *c, hc_op_t *op, HcclStream handle)
         return rc;
     if (c->cfg->check_args && (rc = check_agree(c, op)) != HCCL_SUCCESS)
         return rc;
+    if (hc_gpu_claims(op, stream)) /* device buffers, CUDA streams (src/gpu_coll.h) */
+        return hc_gpu_run(c, op, handle, stream);
     if (hc_group_active())
         return hc_group_add_coll(c, op, stream);
     if (stream == NULL)
