@@ -3,6 +3,7 @@
 #include "config.h"
 #endif
 #include "context.h"
+#include "gpu_coll.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -133,7 +134,9 @@ static int ctx_new(const hc_config_t *env, hc_context_t **out)
         HC_INFO(HC_SUB_INIT, "built with CUDA but no usable GPU here: every buffer takes the "
                 "host path");
     else
-        HC_INFO(HC_SUB_INIT, "CUDA device found: device buffers are reduced by CUDA kernels");
+        HC_INFO(HC_SUB_INIT, "CUDA device found: device buffers are staged through pinned "
+                "host memory (docs/GPU.md); this UCX %s CUDA memory",
+                hc_gpu_ucx_has_cuda(ctx->ucp) ? "can move" : "cannot move");
 #endif
     return HCCL_SUCCESS;
 }

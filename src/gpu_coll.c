@@ -38,9 +38,21 @@
 #include "reduce.h"
 #include "stream.h"
 
+#include <ucp/api/ucp.h>
+
 #ifdef HAVE_CUDA
 #include <cuda_runtime_api.h>
 #endif
+
+int hc_gpu_ucx_has_cuda(void *ucp_context)
+{
+    ucp_context_attr_t attr;
+    memset(&attr, 0, sizeof(attr));
+    attr.field_mask = UCP_ATTR_FIELD_MEMORY_TYPES;
+    if (ucp_context == NULL || ucp_context_query((ucp_context_h)ucp_context, &attr) != UCS_OK)
+        return 0;
+    return (attr.memory_types & UCS_BIT(UCS_MEMORY_TYPE_CUDA)) != 0;
+}
 
 int hc_gpu_check_kinds(const char *fn, const void *send, int send_dev, const void *recv,
                        int recv_dev)

@@ -40,4 +40,9 @@ int hc_gpu_check_kinds(const char *fn, const void *send, int send_dev, const voi
  * ranks cut an operation into the same chunks (src/gpu_pipe.h). */
 uint32_t hc_gpu_coll_blocks(int coll, uint32_t nranks);
 
+/* 1 if the UCX context (a ucp_context_h) can move CUDA memory itself (UCX
+ * built with CUDA: cuda_copy, cuda_ipc, GPUDirect RDMA); logged at context
+ * creation. hcomm stages device buffers through host memory either way. */
+int hc_gpu_ucx_has_cuda(void *ucp_context);
+
 #endif /* HC_GPU_COLL_H_ */
