@@ -115,6 +115,7 @@ HC_HOT static void entry_log(const hc_comm_t *c, const char *fn, uint64_t count,
  * disagrees fails the call on every rank before anything is written. */
 typedef struct {
     uint32_t coll, dtype, op, root;
+    uint32_t device, pad; /* device buffers (src/gpu_coll.h); pad keeps memcmp exact */
     uint64_t count;
 } agree_rec_t;
 
@@ -127,6 +128,7 @@ static int check_agree(hc_comm_t *c, const hc_op_t *op)
                         a->coll == HC_COLL_REDUCESCATTER;
     agree_rec_t mine = {.coll = (uint32_t)a->coll, .dtype = (uint32_t)a->dtype,
                         .op = reduces ? (uint32_t)a->op : 0, .root = rooted ? a->root : 0,
+                        .device = (uint32_t)hc_gpu_claims(op, NULL), .pad = 0,
                         .count = a->coll == HC_COLL_ALLTOALLV ? 0 : a->count};
     const uint32_t n = c->nranks;
     if (n < 2)
@@ -146,6 +148,7 @@ static int check_agree(hc_comm_t *c, const hc_op_t *op)
                            : r->dtype != r0->dtype ? "the data type"
                            : r->op != r0->op       ? "the reduction op"
                            : r->count != r0->count ? "the count"
+                           : r->device != r0->device ? "host or device buffers"
                                                    : "the root";
         HC_ERROR(HC_SUB_COLL, "%s on comm %s (HCCL_CHECK_ARGS): ranks disagree on %s: rank 0 "
                  "passes count %llu, type %s, op %s, root %u; rank %u passes count %llu, type "

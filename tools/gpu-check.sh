@@ -9,6 +9,8 @@
 #     collective x type x op on device buffers, bit for bit against the
 #     host path (HCCL_DETERMINISTIC=1: every algorithm folds in the
 #     canonical order, so chunked and unchunked runs agree on floats too);
+#   - test_gpu mismatch at 3 processes with HCCL_CHECK_ARGS=1: one rank
+#     on host buffers, the others on device buffers, refused on every rank;
 #   - test_gpu order at 2 processes: ordering with a user's CUDA stream and
 #     with stream NULL, and what each way of waiting for a stream costs;
 #   - test_gpu bench at 2 processes: busbw of AllReduce, Broadcast and
@@ -96,6 +98,9 @@ for np in $HC_GPU_NPS; do
     run "matrix-np$np" mpi "$np" matrix
 done
 unset HCCL_DETERMINISTIC
+export HCCL_CHECK_ARGS=1
+run mismatch-np3 mpi 3 mismatch
+unset HCCL_CHECK_ARGS
 run order-np2 mpi 2 order
 run bench-np2 mpi 2 bench
 grep '^|' "$out/bench-np2.txt" >"$out/busbw.md" 2>/dev/null || true

@@ -15,6 +15,9 @@
  *                     work queued before them wrote, and are done before
  *                     the work queued after them runs; then the cost of the
  *                     ways to wait for a CUDA stream (rank 0 prints it)
+ *   test_gpu mismatch (run with HCCL_CHECK_ARGS=1) rank 0 passes host
+ *                     buffers, the others device buffers: every rank must
+ *                     fail with HCCL_E_PARA and leave its buffers alone
  *   test_gpu bench    busbw of AllReduce, Broadcast, AllGather on host and
  *                     on device buffers, 8 B - 1 GiB (rank 0 prints a table)
  *
@@ -380,6 +383,34 @@ static void order(void)
         printf("test_gpu order: 8 rounds on %d ranks\n", nranks);
 }
 
+/* ---- ranks that disagree on host or device buffers ------------------------- */
+
+static void mismatch(void)
+{
+    enum { N = 3u << 20 }; /* several chunks: without the check the ranks would diverge */
+    float *h = malloc(N * sizeof(float)), *back = malloc(N * sizeof(float));
+    void *d;
+    CU(cudaMalloc(&d, N * sizeof(float)));
+    fill(h, N * sizeof(float), 7 + (uint64_t)rank);
+    CU(cudaMemcpy(d, h, N * sizeof(float), cudaMemcpyHostToDevice));
+    void *buf = rank == 0 ? (void *)h : d;
+    HcclResult r = HcclAllReduce(buf, buf, N, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, comm, NULL);
+    if (r != HCCL_E_PARA)
+        FAIL("mismatch: AllReduce with rank 0 on host buffers: %d, expected HCCL_E_PARA", r);
+    if (rank == 0) { /* back: what h held */
+        fill(back, N * sizeof(float), 7 + (uint64_t)rank);
+    } else {
+        CU(cudaMemcpy(back, d, N * sizeof(float), cudaMemcpyDeviceToHost));
+        fill(h, N * sizeof(float), 7 + (uint64_t)rank);
+    }
+    if (memcmp(back, h, N * sizeof(float)) != 0)
+        FAIL("mismatch: the refused call wrote the buffer");
+    CU(cudaFree(d));
+    free(h), free(back);
+    if (rank == 0)
+        printf("test_gpu mismatch: refused on every rank\n");
+}
+
 /* ---- busbw ------------------------------------------------------------------ */
 
 static double timed(int coll, void *s, void *r, size_t bytes, int iters)
@@ -466,6 +497,8 @@ int main(int argc, char **argv)
             printf("test_gpu %s: no GPU here: checked the host fallback only\n", mode);
     } else if (strcmp(mode, "order") == 0) {
         order();
+    } else if (strcmp(mode, "mismatch") == 0) {
+        mismatch();
     } else if (strcmp(mode, "bench") == 0) {
         bench();
     } else {
