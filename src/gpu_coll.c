@@ -116,7 +116,7 @@ static void set_free(stage_set_t *st)
     free(st);
 }
 
-static stage_set_t *set_new(int dev, size_t slot_bytes, const char *fn)
+static stage_set_t *set_new(int dev, size_t slot_bytes, int nslots, const char *fn)
 {
     stage_set_t *st = calloc(1, sizeof(*st));
     if (st == NULL) {
@@ -125,7 +125,7 @@ static stage_set_t *set_new(int dev, size_t slot_bytes, const char *fn)
     }
     st->dev = dev;
     st->slot_bytes = slot_bytes;
-    cudaError_t e = cudaMallocHost((void **)&st->host, HC_GPU_SLOTS * slot_bytes);
+    cudaError_t e = cudaMallocHost((void **)&st->host, (size_t)nslots * slot_bytes);
     if (e == cudaSuccess)
         e = cudaStreamCreateWithFlags(&st->sd2h, cudaStreamNonBlocking);
     if (e == cudaSuccess)
@@ -137,7 +137,7 @@ static stage_set_t *set_new(int dev, size_t slot_bytes, const char *fn)
     }
     if (e != cudaSuccess) {
         HC_ERROR(HC_SUB_COLL, "%s: cannot set up %zu bytes of pinned staging with its CUDA "
-                 "streams on device %d: %s", fn, HC_GPU_SLOTS * slot_bytes, dev,
+                 "streams on device %d: %s", fn, (size_t)nslots * slot_bytes, dev,
                  cudaGetErrorString(e));
         set_free(st);
         return NULL;
@@ -145,7 +145,9 @@ static stage_set_t *set_new(int dev, size_t slot_bytes, const char *fn)
     return st;
 }
 
-static stage_set_t *set_take(size_t need, const char *fn)
+/* A set whose slots hold need bytes: from the pool when the standard size
+ * will do, else a new one of nslots slots (freed by set_give). */
+static stage_set_t *set_take(size_t need, int nslots, const char *fn)
 {
     int dev = 0;
     if (cudaGetDevice(&dev) != cudaSuccess) {
@@ -165,8 +167,9 @@ static stage_set_t *set_take(size_t need, const char *fn)
         }
         pthread_mutex_unlock(&g_pool_lock);
         need = HC_GPU_SLOT_BYTES;
+        nslots = HC_GPU_SLOTS;
     }
-    return set_new(dev, need, fn);
+    return set_new(dev, need, nslots, fn);
 }
 
 /* Sets of the standard size are kept for the next operation; a larger one
@@ -256,11 +259,15 @@ static int device_sync(const char *fn)
 /* Stage and run: plan p, the chunk runner run/arg. */
 static int staged(const char *fn, const hc_gpu_plan_t *p, hc_gpu_run_fn run, void *arg)
 {
-    stage_set_t *st = set_take(hc_gpu_slot_need(p), fn);
+    /* slots beyond the number of chunks are never used (a whole message
+     * staged in one piece needs one) */
+    const uint64_t nchunks = p->chunk ? (p->block + p->chunk - 1) / p->chunk : 0;
+    const int nslots = nchunks < HC_GPU_SLOTS ? (int)(nchunks ? nchunks : 1) : HC_GPU_SLOTS;
+    stage_set_t *st = set_take(hc_gpu_slot_need(p), nslots, fn);
     if (st == NULL)
         return HCCL_E_MEMORY;
-    char *stage[HC_GPU_SLOTS];
-    for (int s = 0; s < HC_GPU_SLOTS; s++)
+    char *stage[HC_GPU_SLOTS] = {NULL, NULL, NULL};
+    for (int s = 0; s < HC_GPU_SLOTS && (s < nslots || st->slot_bytes == HC_GPU_SLOT_BYTES); s++)
         stage[s] = st->host + (size_t)s * st->slot_bytes;
     int rc = hc_gpu_pipeline(p, &cu_ops, st, stage, run, arg);
     set_give(st);
@@ -376,7 +383,7 @@ static int staged_v(hc_comm_t *c, const hc_op_t *op)
     const hc_coll_args_t *a = &op->args;
     const size_t se = v_extent(a->scounts, a->sdispls, c->nranks, a->esize);
     const size_t re = v_extent(a->rcounts, a->rdispls, c->nranks, a->esize);
-    stage_set_t *st = set_take(se + re, op->api);
+    stage_set_t *st = set_take(se + re, 1, op->api);
     if (st == NULL)
         return HCCL_E_MEMORY;
     char *hs = st->host, *hr = st->host + se;
