@@ -85,6 +85,9 @@ static const hc_env_var_t env_table[] = {
      .help = "1: before every collective the ranks compare their arguments (one small "
              "AllGather); a rank that disagrees fails the call with HCCL_E_PARA on every "
              "rank, with nothing written"},
+    {.name = "HCCL_GPU_IPC", .type = HC_ENV_BOOL, .def = "0", FIELD(gpu_ipc),
+     .help = "1: AllReduce and Broadcast of device buffers among the processes of one host "
+             "go through CUDA IPC handles instead of host staging (CUDA builds; docs/GPU.md)"},
     /* buffers, fusion, streams; HCCL_BUFFER_SIZE comes after HCCL_BUFFSIZE so
      * that it wins when both are set (it has no default of its own) */
     {.name = "HCCL_BUFFSIZE", .type = HC_ENV_MB, .def = "200", .min = 1, .max = 65536,

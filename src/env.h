@@ -37,6 +37,7 @@ typedef struct hc_config {
     char tune_file[HC_ENV_PATH_MAX];   /* HCCL_TUNE_FILE */
     int deterministic;                 /* HCCL_DETERMINISTIC */
     int check_args;                    /* HCCL_CHECK_ARGS */
+    int gpu_ipc;                       /* HCCL_GPU_IPC */
     /* buffers, fusion, streams */
     uint64_t buffsize;                 /* bytes: HCCL_BUFFSIZE (MB) / HCCL_BUFFER_SIZE */
     uint64_t fusion_threshold;         /* HCCL_FUSION_THRESHOLD, 0 = auto */

@@ -33,6 +33,7 @@
 
 #include "api.h"
 #include "gpu.h"
+#include "gpu_ipc.h"
 #include "gpu_pipe.h"
 #include "log.h"
 #include "reduce.h"
@@ -429,6 +430,13 @@ int hc_gpu_run(hc_comm_t *c, const hc_op_t *op, HcclStream handle, void *stream)
     if (!sdev && !rdev)
         return hc_comm_run(c, op);
 #ifdef HAVE_CUDA
+    if (c->cfg->gpu_ipc && (op->args.coll == HC_COLL_ALLREDUCE ||
+                            op->args.coll == HC_COLL_BROADCAST)) {
+        int done;
+        rc = hc_gpu_ipc_run(c, op, &done);
+        if (done)
+            return rc;
+    }
     if (op->args.coll == HC_COLL_ALLTOALLV)
         return staged_v(c, op);
     hc_gpu_plan_t p;

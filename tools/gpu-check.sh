@@ -9,13 +9,18 @@
 #     collective x type x op on device buffers, bit for bit against the
 #     host path (HCCL_DETERMINISTIC=1: every algorithm folds in the
 #     canonical order, so chunked and unchunked runs agree on floats too);
+#   - test_gpu ipc at 2 and 4 processes with HCCL_GPU_IPC=1: AllReduce and
+#     Broadcast through CUDA IPC handles, bit for bit against the host path,
+#     and the log must show that the IPC path ran;
 #   - test_gpu mismatch at 3 processes with HCCL_CHECK_ARGS=1: one rank
 #     on host buffers, the others on device buffers, refused on every rank;
 #   - test_gpu order at 2 processes: ordering with a user's CUDA stream and
 #     with stream NULL, and what each way of waiting for a stream costs;
 #   - test_gpu bench at 2 processes: busbw of AllReduce, Broadcast and
 #     AllGather on host against device buffers, 8 B - 1 GiB (a table in
-#     Markdown, ready for docs/GPU.md).
+#     Markdown, ready for docs/GPU.md), then again with HCCL_GPU_IPC=1
+#     (busbw-ipc.md: its device columns are AllReduce and Broadcast through
+#     CUDA IPC).
 # Without a GPU it says so, runs test_gpu's host-fallback check, and exits 0.
 # Results go to OUTDIR (default ./_gpu_results): build.log, one file per
 # run, machine.txt (GPU, driver, CUDA, UCX and whether UCX has CUDA
@@ -97,6 +102,21 @@ export HCCL_DETERMINISTIC=1
 for np in $HC_GPU_NPS; do
     run "matrix-np$np" mpi "$np" matrix
 done
+# the CUDA IPC path (HCCL_GPU_IPC=1): AllReduce and Broadcast only; the log
+# must show that it ran
+for np in 2 4; do
+    HCCL_GPU_IPC=1 HCCL_DEBUG=INFO HCCL_DEBUG_SUBSYS=COLL
+    export HCCL_GPU_IPC HCCL_DEBUG HCCL_DEBUG_SUBSYS
+    run "ipc-np$np" mpi "$np" ipc
+    unset HCCL_GPU_IPC HCCL_DEBUG HCCL_DEBUG_SUBSYS
+    n_ipc=$(grep -c 'CUDA IPC path on .*: success' "$out/ipc-np$np.txt")
+    if [ "$n_ipc" -gt 0 ]; then
+        say "ipc-np$np: $n_ipc operations took the CUDA IPC path"
+    else
+        say "ipc-np$np: FAILED: no operation took the CUDA IPC path"
+        failed="$failed ipc-np$np-path"
+    fi
+done
 unset HCCL_DETERMINISTIC
 export HCCL_CHECK_ARGS=1
 run mismatch-np3 mpi 3 mismatch
@@ -104,6 +124,10 @@ unset HCCL_CHECK_ARGS
 run order-np2 mpi 2 order
 run bench-np2 mpi 2 bench
 grep '^|' "$out/bench-np2.txt" >"$out/busbw.md" 2>/dev/null || true
+export HCCL_GPU_IPC=1
+run bench-ipc-np2 mpi 2 bench
+unset HCCL_GPU_IPC
+grep '^|' "$out/bench-ipc-np2.txt" >"$out/busbw-ipc.md" 2>/dev/null || true
 grep 'waiting for an idle' "$out/order-np2.txt" >>"$summary" 2>/dev/null || true
 say "total: $(elapsed) s"
 if [ -n "$failed" ]; then

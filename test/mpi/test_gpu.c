@@ -15,6 +15,9 @@
  *                     work queued before them wrote, and are done before
  *                     the work queued after them runs; then the cost of the
  *                     ways to wait for a CUDA stream (rank 0 prints it)
+ *   test_gpu ipc      the matrix for AllReduce (in place or not) and
+ *                     Broadcast only (run with HCCL_GPU_IPC=1: the CUDA IPC
+ *                     path; tools/gpu-check.sh checks in the log that it ran)
  *   test_gpu mismatch (run with HCCL_CHECK_ARGS=1) rank 0 passes host
  *                     buffers, the others device buffers: every rank must
  *                     fail with HCCL_E_PARA and leave its buffers alone
@@ -243,7 +246,7 @@ static void one_case(int k, HcclDataType t, HcclReduceOp op, uint64_t cnt, int k
     free(hs), free(hr), free(hr0), free(out);
 }
 
-static void matrix(void)
+static void matrix(int ipc_only)
 {
     CU(cudaStreamCreateWithFlags(&cs_user, cudaStreamNonBlocking));
     if (HcclStreamCreate(&hs_plain) != HCCL_SUCCESS ||
@@ -255,7 +258,7 @@ static void matrix(void)
      * several chunks (the chunk is 8 MiB a slot over the collective's blocks) */
     int kase = 0, ncases = 0;
     for (int k = 0; k < C_N; k++)
-        for (size_t ti = 0; ti < NTYPES; ti++)
+        for (size_t ti = 0; ti < NTYPES && (!ipc_only || k <= C_BCAST); ti++)
             for (size_t oi = 0; oi < (reduces(k) ? NOPS : 1); oi++)
                 for (int big = 0; big < 2; big++) {
                     uint64_t cnt = big ? ((10u << 20) + 24) / esize(types[ti]) : 1000;
@@ -283,7 +286,8 @@ static void matrix(void)
     HcclStreamDestroy(hs_cuda);
     CU(cudaStreamDestroy(cs_user));
     if (rank == 0)
-        printf("test_gpu matrix: %d cases on %d ranks\n", ncases, nranks);
+        printf("test_gpu %s: %d cases on %d ranks\n", ipc_only ? "ipc" : "matrix", ncases,
+               nranks);
 }
 
 /* ---- stream ordering ------------------------------------------------------ */
@@ -497,12 +501,14 @@ int main(int argc, char **argv)
             printf("test_gpu %s: no GPU here: checked the host fallback only\n", mode);
     } else if (strcmp(mode, "order") == 0) {
         order();
+    } else if (strcmp(mode, "ipc") == 0) {
+        matrix(1);
     } else if (strcmp(mode, "mismatch") == 0) {
         mismatch();
     } else if (strcmp(mode, "bench") == 0) {
         bench();
     } else {
-        matrix();
+        matrix(0);
     }
     int all = 0;
     MPI_Allreduce(&fails, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);

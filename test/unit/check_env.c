@@ -165,6 +165,7 @@ static const var_case_t cases[] = {
     {"HCCL_TUNE_FILE", "/tmp/tune.txt", K_STR, 0, 0, NULL, NULL},
     {"HCCL_DETERMINISTIC", "TRUE", K_INT, 1, 0, NULL, "maybe"},
     {"HCCL_CHECK_ARGS", "on", K_INT, 1, 0, NULL, "2"},
+    {"HCCL_GPU_IPC", "1", K_INT, 1, 0, NULL, "gpu"},
     {"HCCL_BUFFSIZE", "64", K_U64, 64ull << 20, 0, NULL, "64MB"},
     {"HCCL_BUFFER_SIZE", "1GB", K_U64, 1ull << 30, 0, NULL, "1KB"},
     {"HCCL_FUSION_THRESHOLD", "16MB", K_U64, 16 << 20, 0, NULL, "-1"},
