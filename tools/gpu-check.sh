@@ -29,6 +29,9 @@
 # Sized for one GPU and 16 cores in under 8 minutes; HC_GPU_NPS overrides
 # the process counts of the matrix ("2 3 4").
 set -u
+case ${1:-} in
+-h | --help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;;
+esac
 top=$(cd "$(dirname "$0")/.." && pwd)
 out=${1:-$top/_gpu_results}
 mkdir -p "$out"
