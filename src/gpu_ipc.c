@@ -214,8 +214,9 @@ static int allreduce(hc_comm_t *c, const hc_op_t *op, char *const *sp, char *con
     if (rc == HCCL_SUCCESS && op->user_op == HCCL_REDUCE_AVG && n > 1)
         rc = hc_cuda_scale((void *)res, len, op->args.dtype, n, ks);
     for (uint32_t q = 0; rc == HCCL_SUCCESS && q < n; q++)
-        if (cudaMemcpyAsync(rp[q] + ob, res, sb, cudaMemcpyDefault, (cudaStream_t)ks) !=
-            cudaSuccess) {
+        if (rp[q] + ob != (const char *)res && /* one rank, in place: already there */
+            cudaMemcpyAsync(rp[q] + ob, res, sb, cudaMemcpyDefault, (cudaStream_t)ks) !=
+                cudaSuccess) {
             (void)cudaGetLastError();
             rc = HCCL_E_RUNTIME;
         }
@@ -285,6 +286,8 @@ int hc_gpu_ipc_run(hc_comm_t *c, const hc_op_t *op, int *done)
                 rp[q] = op->recv;
                 continue;
             }
+            if (bcast && q != op->args.root)
+                continue; /* a Broadcast reads the root's buffer only */
             char *b = open_handle(&all[q].sh);
             sp[q] = b ? b + all[q].soff : NULL;
             if (!bcast) {
