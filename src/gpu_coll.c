@@ -295,6 +295,47 @@ static int order_before(const char *fn, HcclStream handle, void *stream, int dev
 
 /* ---- collectives ------------------------------------------------------- */
 
+/* The plan of a collective on this rank (see gpu_pipe.h). */
+void hc_gpu_coll_plan(const hc_comm_t *c, const hc_op_t *op, hc_gpu_plan_t *p)
+{
+    const hc_coll_args_t *a = &op->args;
+    const uint32_t n = c->nranks;
+    const size_t es = a->esize, blk = (size_t)a->count * es;
+    uint32_t sb = 1, rb = 1;
+
+    memset(p, 0, sizeof(*p));
+    p->block = blk;
+    switch (a->coll) {
+    case HC_COLL_BROADCAST:
+        p->same_area = 1;
+        /* the root copies its buffer out, the others copy the result in */
+        if (c->rank == a->root)
+            rb = 0;
+        else
+            sb = 0;
+        break;
+    case HC_COLL_ALLGATHER:
+        rb = n;
+        break;
+    case HC_COLL_REDUCESCATTER:
+    case HC_COLL_SCATTER:
+        sb = n;
+        break;
+    case HC_COLL_ALLTOALL:
+        sb = rb = n;
+        break;
+    default:
+        break;
+    }
+    p->send.buf = sb ? op->send : NULL;
+    p->send.blocks = op->send ? sb : 0;
+    p->send.stride = blk;
+    p->recv.buf = rb ? op->recv : NULL;
+    p->recv.blocks = op->recv ? rb : 0;
+    p->recv.stride = blk;
+    p->chunk = hc_gpu_chunk_bytes(blk, es, hc_gpu_coll_blocks(a->coll, n), HC_GPU_SLOT_BYTES);
+}
+
 int hc_gpu_claims(const hc_op_t *op, void *stream)
 {
     if (!hc_cuda_available())
@@ -333,47 +374,6 @@ static size_t v_extent(const uint64_t *counts, const uint64_t *displs, uint32_t 
         if (counts[i] && displs[i] + counts[i] > end)
             end = displs[i] + counts[i];
     return (size_t)end * es;
-}
-
-/* The plan of a collective on this rank (see gpu_pipe.h). */
-static void coll_plan(const hc_comm_t *c, const hc_op_t *op, hc_gpu_plan_t *p)
-{
-    const hc_coll_args_t *a = &op->args;
-    const uint32_t n = c->nranks;
-    const size_t es = a->esize, blk = (size_t)a->count * es;
-    uint32_t sb = 1, rb = 1;
-
-    memset(p, 0, sizeof(*p));
-    p->block = blk;
-    switch (a->coll) {
-    case HC_COLL_BROADCAST:
-        p->same_area = 1;
-        /* the root copies its buffer out, the others copy the result in */
-        if (c->rank == a->root)
-            rb = 0;
-        else
-            sb = 0;
-        break;
-    case HC_COLL_ALLGATHER:
-        rb = n;
-        break;
-    case HC_COLL_REDUCESCATTER:
-    case HC_COLL_SCATTER:
-        sb = n;
-        break;
-    case HC_COLL_ALLTOALL:
-        sb = rb = n;
-        break;
-    default:
-        break;
-    }
-    p->send.buf = sb ? op->send : NULL;
-    p->send.blocks = op->send ? sb : 0;
-    p->send.stride = blk;
-    p->recv.buf = rb ? op->recv : NULL;
-    p->recv.blocks = op->recv ? rb : 0;
-    p->recv.stride = blk;
-    p->chunk = hc_gpu_chunk_bytes(blk, es, hc_gpu_coll_blocks(a->coll, n), HC_GPU_SLOT_BYTES);
 }
 
 /* AlltoAllV: irregular blocks, staged whole in one go (no pipeline). The
@@ -440,7 +440,7 @@ int hc_gpu_run(hc_comm_t *c, const hc_op_t *op, HcclStream handle, void *stream)
     if (op->args.coll == HC_COLL_ALLTOALLV)
         return staged_v(c, op);
     hc_gpu_plan_t p;
-    coll_plan(c, op, &p);
+    hc_gpu_coll_plan(c, op, &p);
     chunk_arg_t arg = {c, op};
     return staged(fn, &p, run_chunk, &arg);
 #else

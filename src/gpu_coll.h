@@ -36,6 +36,12 @@ int hc_gpu_p2p(const char *fn, int is_send, void *buf, uint64_t count, HcclDataT
 int hc_gpu_check_kinds(const char *fn, const void *send, int send_dev, const void *recv,
                        int recv_dev);
 
+/* The staging plan (src/gpu_pipe.h) of a collective other than AlltoAllV
+ * on rank c->rank of c->nranks: which sides this rank copies, their
+ * blocks, and the chunk size, which is the same on every rank. */
+struct hc_gpu_plan;
+void hc_gpu_coll_plan(const hc_comm_t *c, const hc_op_t *op, struct hc_gpu_plan *p);
+
 /* Send + receive blocks of one chunk as every rank counts them, so that all
  * ranks cut an operation into the same chunks (src/gpu_pipe.h). */
 uint32_t hc_gpu_coll_blocks(int coll, uint32_t nranks);

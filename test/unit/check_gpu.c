@@ -347,6 +347,83 @@ START_TEST(chunk_planner)
 }
 END_TEST
 
+/* Every collective's plan on every rank of 1..6: this rank's sides and
+ * blocks as the API defines them, and one chunk size for all ranks. */
+START_TEST(coll_plans)
+{
+    static const hc_coll_t colls[] = {HC_COLL_ALLREDUCE, HC_COLL_BROADCAST, HC_COLL_REDUCE,
+                                      HC_COLL_ALLGATHER, HC_COLL_REDUCESCATTER, HC_COLL_SCATTER,
+                                      HC_COLL_ALLTOALL};
+    static const HcclDataType dts[] = {HCCL_DATA_TYPE_INT8, HCCL_DATA_TYPE_FP16,
+                                       HCCL_DATA_TYPE_FP32, HCCL_DATA_TYPE_INT128};
+    static const size_t ess[] = {1, 2, 4, 16};
+    static const uint64_t counts[] = {1, 1000, 3u << 20};
+    static char sbuf[16], rbuf[16];
+    hc_comm_t *c = calloc(1, sizeof(*c));
+    ck_assert_ptr_nonnull(c);
+    for (uint32_t n = 1; n <= 6; n++)
+        for (size_t k = 0; k < sizeof(colls) / sizeof(colls[0]); k++)
+            for (size_t t = 0; t < 4; t++)
+                for (size_t ci = 0; ci < 3; ci++) {
+                    const hc_coll_t coll = colls[k];
+                    const size_t es = ess[t], blk = counts[ci] * es;
+                    const uint32_t root = n - 1;
+                    size_t chunk0 = 0;
+                    for (uint32_t r = 0; r < n; r++) {
+                        const int is_root = r == root;
+                        void *s = sbuf, *rv = rbuf;
+                        if (coll == HC_COLL_BROADCAST)
+                            s = rv;
+                        if (coll == HC_COLL_REDUCE && !is_root)
+                            rv = NULL;
+                        if (coll == HC_COLL_SCATTER && !is_root)
+                            s = NULL;
+                        c->rank = r;
+                        c->nranks = n;
+                        hc_op_t op;
+                        hc_op_init(&op, "t", coll, counts[ci], dts[t], es, HCCL_REDUCE_SUM, s,
+                                   rv);
+                        op.args.root = root;
+                        hc_gpu_plan_t p;
+                        hc_gpu_coll_plan(c, &op, &p);
+                        ck_assert_uint_eq(p.block, blk);
+                        ck_assert_uint_gt(p.chunk, 0);
+                        ck_assert_uint_le(p.chunk, blk);
+                        ck_assert_uint_eq(p.chunk % es, 0);
+                        if (r == 0)
+                            chunk0 = p.chunk;
+                        ck_assert_uint_eq(p.chunk, chunk0); /* the same on every rank */
+                        ck_assert_uint_le(hc_gpu_slot_need(&p), HC_GPU_SLOT_BYTES);
+                        ck_assert_int_eq(p.same_area, coll == HC_COLL_BROADCAST);
+                        uint32_t sb = 1, rb = 1; /* expected; 0: the side is absent */
+                        switch (coll) {
+                        case HC_COLL_BROADCAST: sb = is_root, rb = !is_root; break;
+                        case HC_COLL_REDUCE: rb = is_root; break;
+                        case HC_COLL_ALLGATHER: rb = n; break;
+                        case HC_COLL_REDUCESCATTER: sb = n; break;
+                        case HC_COLL_SCATTER: sb = is_root ? n : 0; break;
+                        case HC_COLL_ALLTOALL: sb = rb = n; break;
+                        default: break;
+                        }
+                        ck_assert_int_eq(p.send.buf != NULL, sb != 0);
+                        ck_assert_int_eq(p.recv.buf != NULL, rb != 0);
+                        if (sb) {
+                            ck_assert_uint_eq(p.send.blocks, sb);
+                            ck_assert_uint_eq(p.send.stride, blk);
+                        }
+                        if (rb) {
+                            ck_assert_uint_eq(p.recv.blocks, rb);
+                            ck_assert_uint_eq(p.recv.stride, blk);
+                        }
+                        /* a large operation is cut into several chunks */
+                        if (blk >= ((size_t)3 << 20) * 4)
+                            ck_assert_uint_lt(p.chunk, blk);
+                    }
+                }
+    free(c);
+}
+END_TEST
+
 /* ---- argument rules and the fallback ---------------------------------- */
 
 START_TEST(mixed_kinds)
@@ -409,6 +486,7 @@ static Suite *gpu_suite(void)
     suite_add_tcase(su, tc);
     tc = tcase_create("rules");
     tcase_add_test(tc, chunk_planner);
+    tcase_add_test(tc, coll_plans);
     tcase_add_test(tc, mixed_kinds);
     tcase_add_test(tc, fallback);
     suite_add_tcase(su, tc);
