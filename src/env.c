@@ -127,6 +127,9 @@ static const hc_env_var_t env_table[] = {
      .help = "topology file that overrides detection"},
     {.name = "HCCL_TOPO_DUMP_FILE", .type = HC_ENV_STRING, .def = "", FIELD(topo_dump_file),
      .help = "write the detected topology to this file"},
+    {.name = "HCCL_TOPO_RING_ORDER", .type = HC_ENV_BOOL, .def = "1", FIELD(topo_ring_order),
+     .help = "1: the ring algorithms follow the topology's ring (each host's ranks "
+             "together); 0: rank order; must agree on every rank"},
     /* tracing */
     {.name = "HCCL_TRACE_FILE", .type = HC_ENV_STRING, .def = "", FIELD(trace_file),
      .help = "write a Chrome-trace JSON timeline of every operation; %r rank"},

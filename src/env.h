@@ -53,6 +53,7 @@ typedef struct hc_config {
     char nvlink_map[HC_ENV_STR_MAX];   /* HCCL_NVLINK_MAP */
     char topo_file[HC_ENV_PATH_MAX];   /* HCCL_TOPO_FILE */
     char topo_dump_file[HC_ENV_PATH_MAX]; /* HCCL_TOPO_DUMP_FILE */
+    int topo_ring_order;               /* HCCL_TOPO_RING_ORDER: 1 topology, 0 rank order */
     uint32_t ngroups;                  /* HCCL_GROUP_<n>: how many were set */
     char *groups[HC_MAX_GROUPS];       /* HCCL_GROUP_<n> values (owned; NULL = unset) */
     /* tracing */
