@@ -117,6 +117,9 @@ static const hc_env_var_t env_table[] = {
              "names; ^ excludes"},
     {.name = "HCCL_IF_BASE_PORT", .type = HC_ENV_UINT, .def = "0", .min = 0, .max = 65535,
      FIELD(if_base_port), .help = "root-info bootstrap: first port to listen on (0 = any)"},
+    {.name = "HCCL_SPAWN_HOST", .type = HC_ENV_STRING, .def = "", FIELD(spawn_host),
+     .help = "HcclCommAddMember by spawn: the host the newcomer is started on (MPI_Comm_spawn's "
+             "\"host\" info key, a name of mpirun's host list); empty = MPI's choice"},
     /* topology */
     {.name = GROUP_PREFIX "<n>", .type = HC_ENV_PREFIX, .def = "", .min = 0,
      .max = HC_MAX_GROUPS - 1, FIELD(groups),
