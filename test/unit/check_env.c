@@ -177,9 +177,11 @@ static const var_case_t cases[] = {
     {"HCCL_IF_IP", "10.0.0.1", K_STR, 0, 0, NULL, "10.0.0.256"},
     {"HCCL_SOCKET_IFNAME", "lo,eth", K_STR, 0, 0, NULL, "=nosuchif0"},
     {"HCCL_IF_BASE_PORT", "60000", K_INT, 60000, 0, NULL, "70000"},
+    {"HCCL_SPAWN_HOST", "10.213.47.4", K_STR, 0, 0, NULL, NULL},
     {"HCCL_NVLINK_MAP", "0:1,1:2,2:3,3:0", K_STR, 0, 0, NULL, NULL},
     {"HCCL_TOPO_FILE", "/tmp/topo.txt", K_STR, 0, 0, NULL, NULL},
     {"HCCL_TOPO_DUMP_FILE", "/tmp/topo.dump", K_STR, 0, 0, NULL, NULL},
+    {"HCCL_TOPO_RING_ORDER", "off", K_INT, 0, 0, NULL, "rank"},
     {"HCCL_TRACE_FILE", "/tmp/trace.%r.json", K_STR, 0, 0, NULL, NULL},
 };
 #define NCASES (int)(sizeof(cases) / sizeof(cases[0]))
