@@ -8,7 +8,8 @@ set from init_process_group's timeout). test/torch/torch.sh's own time
 limit catches a hang of the survivors.
 
 Prints "rank R: raised ..." per surviving rank and exits 1 when an
-operation did not raise.
+operation did not raise; the survivors then destroy their groups and exit
+normally (a hang there fails the run by torch.sh's time limit).
 """
 import datetime
 import os
@@ -59,8 +60,10 @@ def main():
                 print(f"rank {RANK}: FAIL: the error does not carry HCCL's text", flush=True)
                 failed += 1
     print(f"rank {RANK}: {failed} failures", flush=True)
-    sys.stdout.flush()
-    os._exit(1 if failed else 0)
+    # the groups come down cleanly after the failure (no hang)
+    dist.destroy_process_group()
+    print(f"rank {RANK}: groups destroyed", flush=True)
+    sys.exit(1 if failed else 0)
 
 
 if __name__ == "__main__":
