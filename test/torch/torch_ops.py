@@ -88,7 +88,6 @@ def main():
     check(dist.get_backend() == "HCOMM" or dist.get_backend() == "hcomm",
           f"backend name {dist.get_backend()}")
     gloo = dist.new_group(backend="gloo")
-    hc = None  # the default group
     sizes = [1, 1000, 70001]
 
     # all_reduce: dtype x op x size, and AVG for the floating-point types
