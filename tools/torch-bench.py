@@ -29,8 +29,6 @@ import torch.distributed as dist
 import torch.nn as nn
 from torch.nn.parallel import DistributedDataParallel as DDP
 
-import hcomm_torch
-
 RANK = int(os.environ.get("OMPI_COMM_WORLD_RANK", os.environ.get("RANK", "0")))
 SIZE = int(os.environ.get("OMPI_COMM_WORLD_SIZE", os.environ.get("WORLD_SIZE", "1")))
 
@@ -139,6 +137,7 @@ MODELS = {
 
 
 def bench_ddp(args, gloo):
+    import hcomm_torch
     opts = hcomm_torch.Options()
     opts.async_collectives = True
     hca = dist.new_group(backend="hcomm", pg_options=opts)
@@ -188,7 +187,8 @@ def bench_ddp(args, gloo):
 
 
 def main():
-    ap = argparse.ArgumentParser()
+    ap = argparse.ArgumentParser(prog="torch-bench.py", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("what", choices=["allreduce", "ddp"])
     ap.add_argument("-b", type=size_arg, default=8)
     ap.add_argument("-e", type=size_arg, default=64 << 20)
@@ -198,6 +198,7 @@ def main():
     ap.add_argument("-v", action="store_true", help="ddp: print each run's times")
     ap.add_argument("--port", default=os.environ.get("HC_TORCH_PORT", "29561"))
     args = ap.parse_args()
+    import hcomm_torch  # noqa: F401  (registers "hcomm"; after --help)
     torch.set_num_threads(1)
     dist.init_process_group("hcomm", init_method=f"tcp://127.0.0.1:{args.port}", rank=RANK,
                             world_size=SIZE, timeout=datetime.timedelta(seconds=600))
