@@ -96,6 +96,7 @@ static int ctx_new(const hc_config_t *env, hc_context_t **out)
     pthread_mutex_init(&ctx->lock, NULL);
     ctx->env = env;
     ctx->next_comm_id = 1;
+    ctx->wfd = ctx->wfd_tcp = -1;
     hc_trace_setup(env);
     rc = hc_ucx_init(ctx);
     if (rc != HCCL_SUCCESS) {

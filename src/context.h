@@ -121,6 +121,8 @@ typedef struct hc_context {
      * NULL: none. */
     ucp_context_h ucp_tcp;
     ucp_worker_h worker_tcp;
+    /* the workers' event fds (src/wait.h); wfd -1: none, waits yield */
+    int wfd, wfd_tcp;
     /* HcclCommInitAll's contexts (hc_ctx_create_family); NULL for the
      * process context */
     struct hc_ctx_family *family;
