@@ -39,10 +39,18 @@ double hc_wait_timeout(const hc_comm_t *c)
 
 void hc_wait_begin(hc_wait_t *w, hc_comm_t *c, const char *what, unsigned spin)
 {
+    hc_wait_begin_ctx(w, c->ctx, what, spin);
     w->c = c;
+    w->timeout = hc_wait_timeout(c);
+}
+
+void hc_wait_begin_ctx(hc_wait_t *w, hc_context_t *ctx, const char *what, unsigned spin)
+{
+    w->c = NULL;
+    w->ctx = ctx;
     w->what = what;
     w->start = 0; /* read at the first clock read: most waits never get there */
-    w->timeout = hc_wait_timeout(c);
+    w->timeout = 0;
     w->idle = 0;
     w->spin = spin;
     w->idle_since = 0;
@@ -83,7 +91,7 @@ double hc_wait_idle_s(const hc_wait_t *w)
  * UCX says events are pending, yield instead. */
 static void sleep_ucx(hc_wait_t *w)
 {
-    hc_context_t *ctx = w->c->ctx;
+    hc_context_t *ctx = w->ctx;
     pthread_mutex_lock(&ctx->lock);
     ucs_status_t st = ucp_worker_arm(ctx->worker);
     if (st == UCS_OK && ctx->worker_tcp)
@@ -104,7 +112,7 @@ int hc_wait_idle(hc_wait_t *w, int ucx, void (*describe)(void *, char *, size_t)
     hc_comm_t *c = w->c;
     char *half = hc_wait_flag_half;
     hc_wait_flag_half = NULL;
-    if (c->aborted) {
+    if (c && c->aborted) {
         HC_WARN(HC_SUB_COLL, "%s on %s rank %u: aborted by HcclCommAbort", w->what, c->name,
                 c->rank);
         return HCCL_E_SUSPENDING;
@@ -116,7 +124,7 @@ int hc_wait_idle(hc_wait_t *w, int ucx, void (*describe)(void *, char *, size_t)
         w->start = now;
     if (w->idle_since == 0)
         w->idle_since = now;
-    if (w->timeout > 0 && now - w->start >= w->timeout) {
+    if (c && w->timeout > 0 && now - w->start >= w->timeout) {
         char where[200] = "nothing";
         if (describe)
             describe(arg, where, sizeof(where));

@@ -54,7 +54,8 @@ struct hc_context;
 #define HC_WAIT_SLEEP_MAX_US 1000
 
 typedef struct hc_wait {
-    struct hc_comm *c;
+    struct hc_comm *c;      /* NULL: no deadline, no abort (hc_wait_begin_ctx) */
+    struct hc_context *ctx;
     const char *what;
     double start, timeout;  /* timeout 0: none */
     unsigned idle, spin;    /* empty passes in a row; before yielding */
@@ -68,6 +69,9 @@ typedef struct hc_wait {
 double hc_wait_timeout(const struct hc_comm *c);
 
 void hc_wait_begin(hc_wait_t *w, struct hc_comm *c, const char *what, unsigned spin);
+/* A wait with neither deadline nor abort of its own (a thread that drives
+ * the stream engine: every task it runs has its own, src/stream.c). */
+void hc_wait_begin_ctx(hc_wait_t *w, struct hc_context *ctx, const char *what, unsigned spin);
 /* A pass made progress: spin again. */
 void hc_wait_moved(hc_wait_t *w);
 /* A pass found nothing to do. ucx: transfers through the UCX workers are in
