@@ -738,7 +738,7 @@ HC_HOT int hc_comm_wait(hc_comm_t *c, hc_exec_t *const *ex, uint32_t n, const ch
                 yielding = 1;
             }
         }
-        rc = hc_wait_idle(&w, !local, describe_execs, &arg);
+        rc = hc_wait_idle(&w, describe_execs, &arg);
         /* an error: the next pass cancels */
     }
     hc_wait_end(&w);
@@ -920,7 +920,7 @@ static int op_begin(hc_comm_t *c, const hc_op_t *op_in, hc_running_t *r, uint32_
     if (rc != HCCL_SUCCESS)
         goto fail;
     void *bufs[HC_NBUFS] = {op->send, op->recv, r->tmp};
-    rc = hc_exec_start(&r->e, &ent->sched, bufs, &hc_ucx_ops, c, c->rank, c->id, seq, a->dtype,
+    rc = hc_exec_start(&r->e, &ent->sched, bufs, c->ctx->tp, c, c->rank, c->id, seq, a->dtype,
                        a->op, ent->ws);
     if (rc != HCCL_SUCCESS)
         goto fail;

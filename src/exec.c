@@ -1068,6 +1068,8 @@ HC_HOT int hc_exec_progress(hc_exec_t *e)
             waited(e, &s->steps[i]);
         }
         if (xs == HCCL_E_AGAIN) {
+            if (s->steps[i].kind != HC_STEP_WAIT)
+                hc_wait_note_net();
             k++;
             continue;
         }

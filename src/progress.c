@@ -279,7 +279,7 @@ static int p2p_start(hc_task_t *t)
     p2p_task_t *k = (p2p_task_t *)t;
     hc_comm_t *c = t->c;
     void *bufs[HC_NBUFS] = {NULL, NULL, NULL}; /* offsets are the user's pointers */
-    int rc = hc_exec_start(&k->e, &k->s, bufs, &hc_ucx_ops, c, c->rank, c->id, HC_TAG_P2P_SEQ,
+    int rc = hc_exec_start(&k->e, &k->s, bufs, c->ctx->tp, c, c->rank, c->id, HC_TAG_P2P_SEQ,
                            HCCL_DATA_TYPE_INT8, HCCL_REDUCE_SUM, NULL);
     if (rc != HCCL_SUCCESS)
         return rc;
@@ -636,7 +636,7 @@ int hc_task_run(hc_task_t *t)
             hc_wait_moved(&w);
             continue;
         }
-        rc = hc_wait_idle(&w, 1, describe_task, t);
+        rc = hc_wait_idle(&w, describe_task, t);
         if (rc != HCCL_SUCCESS) {
             t->vt->cancel(t, rc);
             break;

@@ -299,7 +299,7 @@ static void help_until(hc_engine_t *eng, int (*done)(void *), void *arg)
         if (act)
             hc_wait_moved(&w);
         else
-            hc_wait_idle(&w, 1, NULL, NULL);
+            hc_wait_idle(&w, NULL, NULL);
     }
     hc_wait_end(&w);
     pthread_mutex_lock(&g_lock);

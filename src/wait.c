@@ -20,6 +20,7 @@
 #include "stream.h"
 
 __thread char *hc_wait_flag_half __attribute__((tls_model("initial-exec")));
+__thread int hc_wait_net __attribute__((tls_model("initial-exec")));
 
 void hc_wake_bell(uint32_t *bell)
 {
@@ -58,6 +59,7 @@ void hc_wait_begin_ctx(hc_wait_t *w, hc_context_t *ctx, const char *what, unsign
     w->seen = 0;
     w->sleeps = 0;
     hc_wait_flag_half = NULL;
+    hc_wait_net = 0;
 }
 
 static void withdraw(hc_wait_t *w)
@@ -74,12 +76,14 @@ void hc_wait_moved(hc_wait_t *w)
     w->idle_since = 0;
     withdraw(w);
     hc_wait_flag_half = NULL;
+    hc_wait_net = 0;
 }
 
 void hc_wait_end(hc_wait_t *w)
 {
     withdraw(w);
     hc_wait_flag_half = NULL;
+    hc_wait_net = 0;
 }
 
 double hc_wait_idle_s(const hc_wait_t *w)
@@ -107,11 +111,13 @@ static void sleep_ucx(hc_wait_t *w)
     poll(p, ctx->wfd_tcp >= 0 ? 2 : 1, HC_WAIT_SLEEP_MAX_US / 1000);
 }
 
-int hc_wait_idle(hc_wait_t *w, int ucx, void (*describe)(void *, char *, size_t), void *arg)
+int hc_wait_idle(hc_wait_t *w, void (*describe)(void *, char *, size_t), void *arg)
 {
     hc_comm_t *c = w->c;
     char *half = hc_wait_flag_half;
+    const int net = hc_wait_net;
     hc_wait_flag_half = NULL;
+    hc_wait_net = 0;
     if (c && c->aborted) {
         HC_WARN(HC_SUB_COLL, "%s on %s rank %u: aborted by HcclCommAbort", w->what, c->name,
                 c->rank);
@@ -148,14 +154,15 @@ int hc_wait_idle(hc_wait_t *w, int ucx, void (*describe)(void *, char *, size_t)
             w->bell = bell;
             return HCCL_SUCCESS;
         }
-        struct timespec ts = {0, HC_WAIT_SLEEP_MAX_US * 1000L};
+        /* with transfers in flight too, whose arrival rings no bell: short */
+        struct timespec ts = {0, (net ? HC_WAIT_MIXED_SLEEP_US : HC_WAIT_SLEEP_MAX_US) * 1000L};
         w->sleeps++;
         syscall(SYS_futex, &bell[0], FUTEX_WAIT, w->seen, &ts, NULL, 0);
         w->seen = __atomic_load_n(&bell[0], __ATOMIC_SEQ_CST);
         return HCCL_SUCCESS;
     }
     withdraw(w);
-    if (ucx)
+    if (net)
         sleep_ucx(w);
     else
         sched_yield();
