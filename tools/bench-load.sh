@@ -13,17 +13,22 @@
 # (us) of every build x case x mode, and loaded / idle.
 # Extra mpirun options: MPIRUN_OPTS (default --allow-run-as-root).
 set -e
+usage() { sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; }
+case ${1:-} in
+-h | --help) usage; exit 0 ;;
+esac
 runs=5
 loaders=$(nproc)
 while getopts r:l:h o; do
     case $o in
     r) runs=$OPTARG ;;
     l) loaders=$OPTARG ;;
-    *) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    h) usage; exit 0 ;;
+    *) usage >&2; exit 2 ;;
     esac
 done
 shift $((OPTIND - 1))
-[ $# -ge 1 ] || { sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
+[ $# -ge 1 ] || { usage >&2; exit 2; }
 : "${MPIRUN_OPTS:=--allow-run-as-root}"
 tmp=$(mktemp -d)
 pids=""
