@@ -36,7 +36,6 @@
  * a bound, should that rank stall (a poll here is ~0.1-0.3 us). */
 #define HC_SPIN_RUNNING_MAX 4096u
 
-
 HC_HOT int hc_comm_get(HcclComm comm, const char *fn, hc_comm_t **out)
 {
     if (comm == NULL) {
@@ -730,6 +729,7 @@ HC_HOT int hc_comm_wait(hc_comm_t *c, hc_exec_t *const *ex, uint32_t n, const ch
              * can only wait too (two process hand-overs, ~10 us here) */
             if (n == 1 && run_spin < HC_SPIN_RUNNING_MAX && hc_exec_awaits_running(ex[0])) {
                 run_spin++;
+                w.idle++; /* an idle pass all the same (the failed-peer check above) */
                 continue;
             }
             run_spin = 0;

@@ -54,7 +54,9 @@ struct hc_context;
  * than the waits inside a pipelined operation on an idle machine (a wake-up
  * from sleep costs ~80 us on these VMs, UCX-FACTS.md), short against the
  * time slice a descheduled peer waits for. */
+#ifndef HC_WAIT_YIELD_US
 #define HC_WAIT_YIELD_US 50
+#endif
 /* Longest single sleep (us). */
 #define HC_WAIT_SLEEP_MAX_US 1000
 /* Longest sleep on a bell while transfers are in flight too (us). */
