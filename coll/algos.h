@@ -75,6 +75,9 @@ int hc_reduce_rs_gather_build(const hc_coll_args_t *args, hc_sched_t *s);
 int hc_reducescatter_hd_build(const hc_coll_args_t *args, hc_sched_t *s);
 int hc_allgather_rd_build(const hc_coll_args_t *args, hc_sched_t *s);
 int hc_allgather_bruck_build(const hc_coll_args_t *args, hc_sched_t *s);
+/* one round, every rank to every rank; for control exchanges (not in the
+ * AllGather table, src/service.h) */
+int hc_allgather_flat_build(const hc_coll_args_t *args, hc_sched_t *s);
 int hc_alltoall_bruck_build(const hc_coll_args_t *args, hc_sched_t *s);
 const char *hc_alltoall_bruck_usable(const hc_coll_args_t *args);
 

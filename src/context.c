@@ -97,6 +97,8 @@ static int ctx_new(const hc_config_t *env, hc_context_t **out)
     pthread_mutex_init(&ctx->lock, NULL);
     ctx->env = env;
     ctx->next_comm_id = 1;
+    ctx->wfd = ctx->wfd_tcp = -1;
+    ctx->tp = &hc_ucx_ops;
     hc_trace_setup(env);
     rc = hc_ucx_init(ctx);
     if (rc != HCCL_SUCCESS) {
