@@ -140,7 +140,7 @@ static inline hc_loc_t hc_loc_peer(uint32_t peer, uint64_t off)
  * the rank finished the operation of that epoch) may be waited for: a WAIT
  * on HC_SEG_DONE with ago = 2 holds until the peers have finished the
  * operation two epochs back, the last one that used this half. */
-#define HC_SEG_RESERVED 64u
+#define HC_SEG_RESERVED 128u
 #define HC_SEG_BASE HC_SEG_RESERVED
 #define HC_SEG_DONE 0u
 /* Single-copy reads (HC_STEP_READ): an executor whose schedule exposes its
@@ -166,6 +166,10 @@ static inline hc_loc_t hc_loc_peer(uint32_t peer, uint64_t off)
  * hc_exec_awaits_running): epoch << 32 | (CPU + 1) << 1 | waiting, where
  * waiting is set while its wait loop yields the CPU. */
 #define HC_SEG_PRESENCE 24u
+/* The half's bell, on a line of its own: two 32-bit words, a counter the
+ * owner bumps (and FUTEX_WAKEs) after a flag store when the second word,
+ * the number of peers asleep on the bell, is not 0 (src/wait.h). */
+#define HC_SEG_WAKE 64u
 /* Run-ahead for small operations. A location marked ring (hc_sched_ring)
  * at offset o addresses o + ((epoch / 2) % HC_SEG_RING_SLOTS) *
  * HC_SEG_RING_BYTES of the half: a builder that keeps a region of

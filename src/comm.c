@@ -21,6 +21,7 @@
 #include "transport_ucx.h"
 #include "tune.h"
 #include "util.h"
+#include "wait.h"
 #include "window.h"
 #include "../topo/topo.h"
 
@@ -35,13 +36,6 @@
  * on runs on another CPU (hc_exec_awaits_running) before yielding anyway:
  * a bound, should that rank stall (a poll here is ~0.1-0.3 us). */
 #define HC_SPIN_RUNNING_MAX 4096u
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 HC_HOT int hc_comm_get(HcclComm comm, const char *fn, hc_comm_t **out)
 {
@@ -236,7 +230,6 @@ int hc_comm_create_map(hc_comm_t *parent, const hc_config_t *cfg, uint32_t rank,
     return HCCL_SUCCESS;
 }
 
-
 int hc_comm_rebuild(hc_comm_t *c, uint32_t rank, uint32_t nranks, const uint32_t *peers,
                     uint32_t id, int claimed)
 {
@@ -333,7 +326,7 @@ void hc_comm_set_error(hc_comm_t *c, int rc)
  * an endpoint notices a death (keepalive), and a process that only ever
  * received from a peer has none: after a long wait (`watch`), create the
  * endpoint to the peer of a posted receive so that keepalive covers it. */
-#define HC_IDLE_BEFORE_WATCH 4096 /* idle polls (with sched_yield: several ms) */
+#define HC_IDLE_BEFORE_WATCH_S 0.005 /* idle seconds */
 static int failed_peer(hc_comm_t *c, hc_exec_t *const *ex, uint32_t n, const char *what,
                        int watch)
 {
@@ -416,15 +409,27 @@ HC_HOT unsigned hc_comm_spin_polls(const hc_comm_t *c, int local)
     return local ? HC_SPIN_LOCAL : HC_SPIN_BEFORE_YIELD;
 }
 
+typedef struct {
+    hc_exec_t *const *ex;
+    uint32_t n;
+} wait_arg_t;
+
+static void describe_execs(void *p, char *buf, size_t len)
+{
+    const wait_arg_t *a = p;
+    for (uint32_t i = 0; i < a->n; i++)
+        if (a->ex[i]->status == HCCL_E_AGAIN) {
+            int at = snprintf(buf, len, "op seq %u, algorithm %s: ", a->ex[i]->seq,
+                              a->ex[i]->s->algo ? a->ex[i]->s->algo : "?");
+            if (at > 0 && (size_t)at < len)
+                hc_exec_describe_wait(a->ex[i], buf + at, len - (size_t)at, NULL);
+            return;
+        }
+}
+
 HC_HOT int hc_comm_wait(hc_comm_t *c, hc_exec_t *const *ex, uint32_t n, const char *what)
 {
     hc_context_t *ctx = c->ctx;
-    double timeout = c->cfg->exec_timeout, start = 0;
-    if (c->wait_scale > 1)
-        timeout *= c->wait_scale;
-    if (c->wait_limit_s > 0 && (timeout <= 0 || c->wait_limit_s < timeout))
-        timeout = c->wait_limit_s;
-    unsigned idle = 0;
     int rc = HCCL_SUCCESS;
     /* Schedules without messages (shared staging only) need neither the
      * worker nor ctx->lock on the fast path; the worker is still driven
@@ -432,7 +437,9 @@ HC_HOT int hc_comm_wait(hc_comm_t *c, hc_exec_t *const *ex, uint32_t n, const ch
     int local = 1;
     for (uint32_t i = 0; i < n; i++)
         local &= ex[i]->s->nmsgs == 0;
-    unsigned spin = 0; /* set at the first idle pass: most small operations have none */
+    hc_wait_t w;
+    hc_wait_begin(&w, c, what, 0); /* spin set at the first idle pass: most have none */
+    wait_arg_t arg = {ex, n};
     unsigned run_spin = 0; /* idle polls in a row on a rank running elsewhere */
     int yielding = 0;      /* said so (hc_exec_set_yielding) */
     for (;;) {
@@ -465,7 +472,7 @@ HC_HOT int hc_comm_wait(hc_comm_t *c, hc_exec_t *const *ex, uint32_t n, const ch
         if (!local)
             pthread_mutex_unlock(&ctx->lock);
         if (events) {
-            idle = 0;
+            hc_wait_moved(&w);
             run_spin = 0;
             if (yielding) {
                 hc_exec_set_yielding(ex[0], 0);
@@ -473,60 +480,36 @@ HC_HOT int hc_comm_wait(hc_comm_t *c, hc_exec_t *const *ex, uint32_t n, const ch
             }
             continue;
         }
-        if (c->aborted) {
-            rc = HCCL_E_SUSPENDING;
-            HC_WARN(HC_SUB_COLL, "%s on %s rank %u: aborted by HcclCommAbort", what, c->name,
-                    c->rank);
-            continue; /* the next pass cancels */
-        }
-        if (spin == 0)
-            spin = hc_comm_spin_polls(c, local);
-        if (++idle < spin)
-            continue;
-        if ((idle & 15) == 0) {
-            pthread_mutex_lock(&ctx->lock); /* ctx->peers may be reallocated meanwhile */
-            if (local)
-                hc_ctx_poll(ctx);
-            rc = failed_peer(c, ex, n, what, idle >= HC_IDLE_BEFORE_WATCH);
-            pthread_mutex_unlock(&ctx->lock);
-            if (rc != HCCL_SUCCESS)
-                continue; /* the next pass cancels */
-        }
-        /* more ranks than cores: the rank we wait on is running on another
-         * CPU, so keep ours rather than hand it to a rank that can only
-         * wait too (two process hand-overs, ~10 us here) */
-        if (n == 1 && run_spin < HC_SPIN_RUNNING_MAX && hc_exec_awaits_running(ex[0]))
-            run_spin++;
-        else {
+        if (w.spin == 0)
+            w.spin = hc_comm_spin_polls(c, local);
+        if (w.idle + 1 >= w.spin) {
+            if (((w.idle + 1) & 15) == 0) {
+                pthread_mutex_lock(&ctx->lock); /* ctx->peers may be reallocated meanwhile */
+                if (local)
+                    hc_ctx_poll(ctx);
+                rc = failed_peer(c, ex, n, what, hc_wait_idle_s(&w) >= HC_IDLE_BEFORE_WATCH_S);
+                pthread_mutex_unlock(&ctx->lock);
+                if (rc != HCCL_SUCCESS)
+                    continue; /* the next pass cancels */
+            }
+            /* more ranks than cores: the rank we wait on is running on
+             * another CPU, so keep ours rather than hand it to a rank that
+             * can only wait too (two process hand-overs, ~10 us here) */
+            if (n == 1 && run_spin < HC_SPIN_RUNNING_MAX && hc_exec_awaits_running(ex[0])) {
+                run_spin++;
+                w.idle++; /* an idle pass all the same (the failed-peer check above) */
+                continue;
+            }
+            run_spin = 0;
             if (n == 1 && !yielding) {
                 hc_exec_set_yielding(ex[0], 1);
                 yielding = 1;
             }
-            run_spin = 0;
-            sched_yield();
         }
-        if (timeout > 0 && (idle & 63) == 0) {
-            double t = now_s();
-            if (start == 0)
-                start = t;
-            else if (t - start >= timeout) {
-                char where[200] = "nothing";
-                uint32_t i;
-                for (i = 0; i < n; i++)
-                    if (ex[i]->status == HCCL_E_AGAIN) {
-                        hc_exec_describe_wait(ex[i], where, sizeof(where), NULL);
-                        break;
-                    }
-                HC_ERROR(HC_SUB_COLL,
-                         "%s timed out after %.1f s (HCCL_EXEC_TIMEOUT%s) on comm %s rank %u, "
-                         "op seq %u, algorithm %s: waiting at %s", what, t - start,
-                         c->wait_scale > 1 ? ", scaled for this call" : "", c->name,
-                         c->rank, i < n ? ex[i]->seq : 0,
-                         i < n && ex[i]->s->algo ? ex[i]->s->algo : "?", where);
-                rc = HCCL_E_TIMEOUT;
-            }
-        }
+        rc = hc_wait_idle(&w, describe_execs, &arg);
+        /* an error: the next pass cancels */
     }
+    hc_wait_end(&w);
     if (rc != HCCL_SUCCESS)
         hc_comm_set_error(c, rc);
     return rc;

@@ -25,6 +25,7 @@
 #include <ucp/api/ucp.h>
 
 #include "env.h"
+#include "transport.h"
 
 #define HC_HOST_MAX 64
 #define HC_ADDR_MAX 1536
@@ -93,6 +94,9 @@ typedef struct hc_context {
     const hc_config_t *env;     /* process-wide environment */
     ucp_context_h ucp;
     ucp_worker_h worker;
+    /* the transport every executor of this context posts through (the UCX
+     * one, src/transport_ucx.c): named once, here */
+    const hc_transport_ops_t *tp;
     size_t request_size;        /* ucp's request size (for our private slot) */
     hc_card_t self;             /* this process's card (rank, proposal unset) */
     hc_peer_t **peers;          /* the address book; entries never move */
@@ -121,6 +125,8 @@ typedef struct hc_context {
      * NULL: none. */
     ucp_context_h ucp_tcp;
     ucp_worker_h worker_tcp;
+    /* the workers' event fds (src/wait.h); wfd -1: none, waits yield */
+    int wfd, wfd_tcp;
     /* HcclCommInitAll's contexts (hc_ctx_create_family); NULL for the
      * process context */
     struct hc_ctx_family *family;

@@ -17,6 +17,7 @@
 #include "util.h"
 #include "trace.h"
 #include "mover.h"
+#include "wait.h"
 
 /* Copies from this size on may use non-temporal stores (glibc switches at
  * a fraction of the last-level cache, tens of MB here): a PUBLISH after
@@ -402,7 +403,10 @@ HC_HOT static inline int wait_done(const hc_exec_t *e, const hc_step_t *t, hc_xf
         /* the data behind the flag: in flight with it rather than after it */
         for (uint32_t j = 0; j < t->tag; j++)
             __builtin_prefetch(e->half[q] + loc_off(e, t->dst) + 64 * (uint64_t)j);
-        return flag_of(e, q, t->a) >= want;
+        if (flag_of(e, q, t->a) >= want)
+            return 1;
+        hc_wait_note_flag(e->half[q]);
+        return 0;
     }
     for (q = x->peer; q < e->nranks; q++) {
         if (q == e->rank)
@@ -411,6 +415,7 @@ HC_HOT static inline int wait_done(const hc_exec_t *e, const hc_step_t *t, hc_xf
             __builtin_prefetch(e->half[q] + loc_off(e, t->dst) + 64 * (uint64_t)j);
         if (flag_of(e, q, t->a) < want) {
             x->peer = q;
+            hc_wait_note_flag(e->half[q]);
             return 0;
         }
     }
@@ -787,6 +792,15 @@ HC_HOT static void complete(hc_exec_t *e, uint32_t i)
     }
 }
 
+/* After a flag store in our half: wake the peers asleep on its bell
+ * (src/wait.h); a load of a line nobody writes while nobody sleeps. */
+static inline void ring(char *half)
+{
+    uint32_t *bell = (uint32_t *)(half + HC_SEG_WAKE);
+    if (__builtin_expect(__atomic_load_n(&bell[1], __ATOMIC_SEQ_CST) != 0, 0))
+        hc_wake_bell(bell);
+}
+
 /* PUBLISH step i: its flag, with this epoch, after everything before it. */
 HC_HOT static int publish(hc_exec_t *e, uint32_t i, const hc_step_t *t)
 {
@@ -806,7 +820,10 @@ HC_HOT static int publish(hc_exec_t *e, uint32_t i, const hc_step_t *t)
         __builtin_ia32_sfence();
     e->nt_stores = 0;
 #endif
-    __atomic_store_n(f, v, __ATOMIC_RELEASE);
+    /* sequentially consistent: ordered before the read of the bell's
+     * sleepers (ring, src/wait.h) */
+    __atomic_store_n(f, v, __ATOMIC_SEQ_CST);
+    ring(e->base[HC_BUF_SEG]);
     return HCCL_SUCCESS;
 }
 
@@ -912,8 +929,10 @@ HC_HOT static int finish(hc_exec_t *e)
     e->nt_stores = 0;
 #endif
     /* completion flag: this rank no longer reads any peer's half */
-    if (e->half)
-        __atomic_store_n((uint64_t *)e->base[HC_BUF_SEG], e->epoch << 32, __ATOMIC_RELEASE);
+    if (e->half) {
+        __atomic_store_n((uint64_t *)e->base[HC_BUF_SEG], e->epoch << 32, __ATOMIC_SEQ_CST);
+        ring(e->base[HC_BUF_SEG]);
+    }
     return e->status;
 }
 
@@ -1038,6 +1057,8 @@ HC_HOT int hc_exec_progress(hc_exec_t *e)
             waited(e, &s->steps[i]);
         }
         if (xs == HCCL_E_AGAIN) {
+            if (s->steps[i].kind != HC_STEP_WAIT)
+                hc_wait_note_net();
             k++;
             continue;
         }

@@ -166,7 +166,7 @@ static int start_exec(hc_comm_t *c, hc_running_t *r, const hc_algo_t *algo, uint
     if (rc != HCCL_SUCCESS)
         return rc;
     void *bufs[HC_NBUFS] = {op->send, op->recv, r->tmp};
-    rc = hc_exec_start(&r->e, &ent->sched, bufs, &hc_ucx_tp, &c->eps, c->rank, c->id, seq,
+    rc = hc_exec_start(&r->e, &ent->sched, bufs, c->ctx->tp, &c->eps, c->rank, c->id, seq,
                        a->dtype, a->op, ent->ws);
     if (rc != HCCL_SUCCESS)
         return rc;

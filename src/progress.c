@@ -16,9 +16,8 @@
  *    into one HcclAllReduceMulti task (src/fusion.c); all progress together
  *    under one deadline and the first error cancels the rest.
  *
- * The blocking runner drives a task in the caller's thread, as comm.c's
- * hc_comm_wait drives a single executor: spin, sched_yield after a few
- * empty polls, HCCL_EXEC_TIMEOUT, HcclCommAbort, failed peers.
+ * The blocking runner drives a task in the caller's thread with the one
+ * wait (src/wait.h), as comm.c's hc_comm_wait drives a single executor.
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
@@ -35,8 +34,7 @@
 #include "stream.h"
 #include "transport_ucx.h"
 #include "util.h"
-
-#define HC_SPIN_BEFORE_YIELD 64
+#include "wait.h"
 
 /* ---- executor helpers ------------------------------------------------- */
 
@@ -266,8 +264,8 @@ static int p2p_start(hc_task_t *t)
     p2p_task_t *k = (p2p_task_t *)t;
     hc_comm_t *c = t->c;
     void *bufs[HC_NBUFS] = {NULL, NULL, NULL}; /* offsets are the user's pointers */
-    int rc = hc_exec_start(&k->e, &k->s, bufs, &hc_ucx_tp, &c->eps, c->rank, c->id, HC_TAG_P2P_SEQ,
-                           HCCL_DATA_TYPE_INT8, HCCL_REDUCE_SUM, NULL);
+    int rc = hc_exec_start(&k->e, &k->s, bufs, c->ctx->tp, &c->eps, c->rank, c->id,
+                           HC_TAG_P2P_SEQ, HCCL_DATA_TYPE_INT8, HCCL_REDUCE_SUM, NULL);
     if (rc != HCCL_SUCCESS)
         return rc;
     k->begun = 1;
@@ -597,12 +595,18 @@ hc_task_t *hc_task_group(const hc_gitem_t *items, uint32_t n, void *stream, int 
 
 /* ---- the blocking runner ---------------------------------------------- */
 
+static void describe_task(void *p, char *buf, size_t len)
+{
+    hc_task_t *t = p;
+    t->vt->describe(t, buf, len);
+}
+
 int hc_task_run(hc_task_t *t)
 {
     hc_comm_t *c = t->c;
     hc_context_t *ctx = c->ctx;
-    const double timeout = c->cfg->exec_timeout;
-    unsigned idle = 0;
+    hc_wait_t w;
+    hc_wait_begin(&w, c, t->what, hc_comm_spin_polls(c, 0));
     t->t_start = hc_now_s();
     int rc = t->vt->start(t);
     while (rc == HCCL_E_AGAIN) {
@@ -614,33 +618,17 @@ int hc_task_run(hc_task_t *t)
         unsigned events = hc_ctx_poll(ctx);
         pthread_mutex_unlock(&ctx->lock);
         if (events || t->busy) {
-            idle = 0;
+            hc_wait_moved(&w);
             continue;
         }
-        if (c->aborted) {
-            HC_WARN(HC_SUB_STREAM, "%s on %s rank %u: aborted by HcclCommAbort", t->what,
-                    c->name, c->rank);
-            rc = HCCL_E_SUSPENDING;
+        rc = hc_wait_idle(&w, describe_task, t);
+        if (rc != HCCL_SUCCESS) {
             t->vt->cancel(t, rc);
             break;
         }
-        if (++idle < HC_SPIN_BEFORE_YIELD)
-            continue;
-        sched_yield();
-        if (timeout > 0 && (idle & 63) == 0) {
-            double now = hc_now_s();
-            if (now - t->t_start >= timeout) {
-                char where[200] = "nothing";
-                t->vt->describe(t, where, sizeof(where));
-                HC_ERROR(HC_SUB_STREAM, "%s timed out after %.1f s (HCCL_EXEC_TIMEOUT) on comm "
-                         "%s rank %u: waiting at %s", t->what, now - t->t_start, c->name,
-                         c->rank, where);
-                rc = HCCL_E_TIMEOUT;
-                t->vt->cancel(t, rc);
-                break;
-            }
-        }
+        rc = HCCL_E_AGAIN;
     }
+    hc_wait_end(&w);
     t->vt->finish(t, rc);
     if (rc != HCCL_SUCCESS)
         hc_comm_set_error(c, rc);

@@ -22,8 +22,9 @@
 
 #include "elastic.h"
 #include "log.h"
-#include "transport_ucx.h"
+#include "service.h"
 #include "util.h"
+#include "../coll/algos.h"
 
 enum { SLOT_FRESH = 0, SLOT_FREE, SLOT_USED, SLOT_HELD };
 
@@ -410,35 +411,17 @@ enum { ST_OK = 0, ST_NOSEG, ST_UNREACHABLE, ST_FULL, ST_MEMORY };
 static const char *st_text[] = {"ready", "no segment", "a peer's segment is unreachable",
                                 "no free region (HCCL_BUFFSIZE)", "out of memory"};
 
-/* Every rank sends its record to every other rank (control sequence, so it
- * cannot match collectives; the source rank is in the tag). */
+/* Every rank sends its record to every other rank: an AllGather FLAT
+ * (coll/allgather_flat.c) as a service collective on the control sequence,
+ * so it cannot match collectives. */
 static int exchange(hc_comm_t *c, rec_t *recs)
 {
-    const uint32_t n = c->nranks, me = c->rank;
-    const uint32_t tag = (HC_CTRL_SHM << 17 | (c->epoch & 0xfffu) << 5) & HC_TAG_MAX;
-    hc_sched_t s;
-    hc_sched_init(&s, 1);
-    s.algo = "shm-setup";
-    for (uint32_t q = 0; q < n; q++) {
-        if (q == me)
-            continue;
-        hc_sched_send(&s, q, tag, HC_SEND(0), sizeof(rec_t), HC_NODEPS);
-        hc_sched_recv(&s, q, tag, HC_RECV(q * sizeof(rec_t)), sizeof(rec_t), HC_NODEPS);
-    }
-    int rc = s.err;
-    if (rc == HCCL_SUCCESS) {
-        void *bufs[HC_NBUFS] = {&recs[me], recs, NULL};
-        hc_exec_t e;
-        rc = hc_exec_start(&e, &s, bufs, &hc_ucx_tp, &c->eps, me, c->id, HC_TAG_CTRL_SEQ,
-                           HCCL_DATA_TYPE_UINT8, HCCL_REDUCE_SUM, NULL);
-        if (rc == HCCL_SUCCESS) {
-            hc_exec_t *ex = &e;
-            rc = hc_comm_wait(c, &ex, 1, "shared staging setup");
-            hc_exec_fini(&e);
-        }
-    }
-    hc_sched_free(&s);
-    return rc;
+    hc_team_t team = {NULL, c->nranks, c->rank};
+    hc_coll_args_t a = {.coll = HC_COLL_ALLGATHER, .count = sizeof(rec_t), .esize = 1,
+                        .dtype = HCCL_DATA_TYPE_UINT8, .op = HCCL_REDUCE_SUM, .in_place = 1};
+    const uint32_t base = (HC_CTRL_SHM << 17 | (c->epoch & 0xfffu) << 5) & HC_TAG_MAX;
+    return hc_service_run(c, &team, hc_allgather_flat_build, &a, recs, recs, HC_TAG_CTRL_SEQ,
+                          base, "shared staging setup");
 }
 
 /* Whether this process can read each local peer's memory with

@@ -51,7 +51,7 @@
 #include "op.h"
 #include "elastic.h"
 #include "log.h"
-#include "transport_ucx.h"
+#include "service.h"
 #include "tune.h"
 #include "../coll/algos.h"
 
@@ -68,47 +68,17 @@ uint32_t hc_hash32(uint32_t h, const void *data, size_t len)
 int hc_ctrl_max(hc_comm_t *c, const uint32_t *members, uint32_t n, uint32_t me,
                 uint32_t kind, uint32_t salt, uint32_t *vals, uint32_t nvals, const char *what)
 {
-    enum { MAXROUNDS = 32 };
-    uint32_t rounds = 0;
-    while (rounds < MAXROUNDS && (1ull << rounds) < n)
-        rounds++;
-    if (rounds == 0)
+    if (n <= 1)
         return HCCL_SUCCESS;
-    const size_t nb = (size_t)nvals * sizeof(uint32_t);
-    uint32_t acc[HC_CTRL_MAXVALS], tmp[MAXROUNDS * HC_CTRL_MAXVALS];
-    hc_sched_t s;
-    hc_sched_init(&s, sizeof(uint32_t));
-    s.algo = "control-max";
-    /* acc (RECV) = my values; round k: send acc to me+2^k, receive from
-     * me-2^k, fold in. The fold waits for the send: acc is its buffer. */
-    int32_t prev = hc_sched_copy(&s, HC_RECV(0), HC_SEND(0), nb, HC_NODEPS);
-    for (uint32_t k = 0; k < rounds; k++) {
-        uint32_t d = (uint32_t)((1ull << k) % n);
-        uint32_t to = members[(me + d) % n], from = members[(me + n - d) % n];
-        uint32_t tag = ((kind & 7u) << 17 | (salt & 0xfffu) << 5 | k) & HC_TAG_MAX;
-        int32_t snd = hc_sched_send(&s, to, tag, HC_RECV(0), nb, HC_DEPS(prev));
-        int32_t rcv = hc_sched_recv(&s, from, tag, HC_TMP(k * nb), nb, HC_NODEPS);
-        prev = hc_sched_reduce(&s, HC_RECV(0), HC_RECV(0), HC_TMP(k * nb), nb,
-                               HC_DEPS(snd, rcv, prev));
-    }
-    int rc = s.err;
-    if (rc != HCCL_SUCCESS) {
-        hc_sched_free(&s);
-        return rc;
-    }
-    void *bufs[HC_NBUFS] = {vals, acc, tmp};
-    hc_exec_t e;
-    rc = hc_exec_start(&e, &s, bufs, &hc_ucx_tp, &c->eps, c->rank, c->id, HC_TAG_CTRL_SEQ,
-                       HCCL_DATA_TYPE_UINT32, HCCL_REDUCE_MAX, NULL);
-    if (rc == HCCL_SUCCESS) {
-        hc_exec_t *ex = &e;
-        rc = hc_comm_wait(c, &ex, 1, what);
-        hc_exec_fini(&e);
-    }
-    hc_sched_free(&s);
-    if (rc == HCCL_SUCCESS)
-        memcpy(vals, acc, nb);
-    return rc;
+    /* an AllReduce MAX over the members, recursive doubling (coll/
+     * allreduce_rd.c), in place in vals */
+    hc_team_t team = {members, n, me};
+    hc_coll_args_t a = {.coll = HC_COLL_ALLREDUCE, .count = nvals, .esize = sizeof(uint32_t),
+                        .dtype = HCCL_DATA_TYPE_UINT32, .op = HCCL_REDUCE_MAX,
+                        .in_place = 1};
+    const uint32_t base = ((kind & 7u) << 17 | (salt & 0xfffu) << 5) & HC_TAG_MAX;
+    return hc_service_run(c, &team, hc_allreduce_rd_build, &a, vals, vals, HC_TAG_CTRL_SEQ,
+                          base, what);
 }
 
 /* ---- split ------------------------------------------------------------ */
@@ -117,56 +87,25 @@ int hc_ctrl_max(hc_comm_t *c, const uint32_t *members, uint32_t n, uint32_t me,
  * c (its next sequence number), all in caller memory, so that a split
  * never takes a scratch buffer. Rounds cost the most when ranks share
  * cores (each round waits for every peer to be scheduled), so up to
- * HC_SPLIT_DIRECT_MAX ranks everybody sends its record to everybody at
- * once (n - 1 messages of 16 bytes each way, one round); above, Bruck's
- * algorithm (ceil(log2 n) rounds). work holds n records; row j of it is
- * rank (me + j) % n's. */
-#define HC_SPLIT_DIRECT_MAX 32
-static int bruck_allgather(hc_comm_t *c, const void *mine, void *all, void *work, size_t rec,
-                           const char *what)
+ * HC_SPLIT_FLAT_MAX ranks everybody sends its record to everybody at once
+ * (coll/allgather_flat.c, one round); above, Bruck's algorithm
+ * (coll/allgather_bruck.c, ceil(log2 n) rounds). */
+#define HC_SPLIT_FLAT_MAX 32
+static int msg_allgather(hc_comm_t *c, const void *mine, void *all, size_t rec,
+                         const char *what)
 {
-    const uint32_t n = c->nranks, me = c->rank;
-    char *w = work;
-    memcpy(w, mine, rec);
-    if (n > 1) {
-        hc_sched_t s;
-        hc_sched_init(&s, 1);
-        s.algo = "bruck";
-        int32_t in = -1; /* joins the receives so far: rows [0, d) are in */
-        if (n <= HC_SPLIT_DIRECT_MAX) { /* everything at once, no rounds */
-            for (uint32_t d = 1; d < n; d++) {
-                hc_sched_send(&s, (me + n - d) % n, 0, HC_RECV(0), rec, HC_NODEPS);
-                hc_sched_recv(&s, (me + d) % n, 0, HC_RECV(d * rec), rec, HC_NODEPS);
-            }
-        }
-        for (uint32_t d = 1, k = 0; n > HC_SPLIT_DIRECT_MAX && d < n; d <<= 1, k++) {
-            uint32_t cnt = d < n - d ? d : n - d;
-            /* this round's receive fills rows [d, d + cnt), which its send
-             * (rows [0, cnt)) does not read: it is posted at once */
-            hc_sched_send(&s, (me + n - d) % n, k, HC_RECV(0), cnt * rec, HC_DEPS(in));
-            int32_t j[2] = {in, hc_sched_recv(&s, (me + d) % n, k, HC_RECV(d * rec), cnt * rec,
-                                              HC_NODEPS)};
-            in = hc_sched_nop(&s, j, 2);
-        }
-        int rc = s.err;
-        hc_exec_t e;
-        void *bufs[HC_NBUFS] = {NULL, w, NULL};
-        uint32_t seq = hc_comm_next_seq_begun(c); /* uses no staging */
-        if (rc == HCCL_SUCCESS)
-            rc = hc_exec_start(&e, &s, bufs, &hc_ucx_tp, &c->eps, me, c->id, seq,
-                               HCCL_DATA_TYPE_UINT8, HCCL_REDUCE_SUM, NULL);
-        if (rc == HCCL_SUCCESS) {
-            hc_exec_t *ex = &e;
-            rc = hc_comm_wait(c, &ex, 1, what);
-            hc_exec_fini(&e);
-        }
-        hc_sched_free(&s);
-        if (rc != HCCL_SUCCESS)
-            return rc;
+    if (c->nranks == 1) {
+        memcpy(all, mine, rec);
+        return HCCL_SUCCESS;
     }
-    for (uint32_t j = 0; j < n; j++)
-        memcpy((char *)all + ((me + j) % n) * rec, w + j * rec, rec);
-    return HCCL_SUCCESS;
+    hc_team_t team = {NULL, c->nranks, c->rank};
+    hc_coll_args_t a = {.coll = HC_COLL_ALLGATHER, .count = rec, .esize = 1,
+                        .dtype = HCCL_DATA_TYPE_UINT8, .op = HCCL_REDUCE_SUM};
+    const uint32_t seq = hc_comm_next_seq_begun(c); /* uses no staging */
+    return hc_service_run(c, &team,
+                          c->nranks <= HC_SPLIT_FLAT_MAX ? hc_allgather_flat_build
+                                                         : hc_allgather_bruck_build,
+                          &a, (void *)mine, all, seq, 0, what);
 }
 
 /* The split's allgather: through the parent's shared staging when it is
@@ -176,7 +115,7 @@ static int bruck_allgather(hc_comm_t *c, const void *mine, void *all, void *work
  * nothing is allocated: the staging is the parent's (src/shm.h). Every
  * rank decides alike: shm_state and the table are the same on all of them
  * (set up by the parent's first collective, which all ran). */
-static int split_allgather(hc_comm_t *c, const void *mine, void *all, void *work, size_t rec,
+static int split_allgather(hc_comm_t *c, const void *mine, void *all, size_t rec,
                            const char *what)
 {
     if (c->shm_state == 1 && c->nranks > 1) {
@@ -187,7 +126,7 @@ static int split_allgather(hc_comm_t *c, const void *mine, void *all, void *work
         if (algo != NULL && algo->id == HC_ALLGATHER_DIRECT)
             return hc_comm_run(c, &o);
     }
-    return bruck_allgather(c, mine, all, work, rec, what);
+    return msg_allgather(c, mine, all, rec, what);
 }
 
 typedef struct {
@@ -252,21 +191,20 @@ HcclResult HcclCommSplit(HcclComm comm, int color, int key, HcclComm *newComm)
         mine.status = HCCL_E_PARA;
     }
     enum { STACK_RANKS = 64 };
-    split_rec_t all_s[STACK_RANKS], work_s[STACK_RANKS], *all = all_s, *work = work_s;
+    split_rec_t all_s[STACK_RANKS], *all = all_s;
     split_member_t mem_s[STACK_RANKS], *mem = mem_s;
     uint32_t list_s[STACK_RANKS], *list = list_s;
     const uint32_t n = c->nranks;
     if (n > STACK_RANKS) {
         all = malloc(n * sizeof(*all));
-        work = malloc(n * sizeof(*work));
         mem = malloc(n * sizeof(*mem));
         list = malloc(n * sizeof(*list));
-        if (all == NULL || work == NULL || mem == NULL || list == NULL) {
+        if (all == NULL || mem == NULL || list == NULL) {
             rc = HCCL_E_MEMORY; /* the others time out in the allgather */
             goto out;
         }
     }
-    rc = split_allgather(c, &mine, all, work, sizeof(split_rec_t), fn);
+    rc = split_allgather(c, &mine, all, sizeof(split_rec_t), fn);
     if (rc != HCCL_SUCCESS)
         goto out;
     uint32_t id = 0, nm = 0;
@@ -311,7 +249,6 @@ HcclResult HcclCommSplit(HcclComm comm, int color, int key, HcclComm *newComm)
 out:
     if (all != all_s) {
         free(all);
-        free(work);
     }
     if (mem != mem_s)
         free(mem);

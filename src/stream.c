@@ -78,6 +78,7 @@
 #include "log.h"
 #include "shm.h"
 #include "util.h"
+#include "wait.h"
 
 /* Passes without any event before the progress thread sleeps on the
  * worker's event fd. It does not spin longer: while it drives, the
@@ -95,12 +96,8 @@
 #ifndef HC_BUSY_SLEEP_MAX_US
 #define HC_BUSY_SLEEP_MAX_US 100
 #endif
-/* A thread in HcclStreamSynchronize spins (sched_yield) this long without
- * progress before it sleeps on the worker as the progress thread does: a
- * quick completion keeps blocking-call latency, a slow peer does not cost
- * a busy core. */
-#define HC_SYNC_SPIN_US 200
-/* Empty polls before each sched_yield (as comm.c's blocking wait). */
+/* Empty passes before a thread in HcclStreamSynchronize starts yielding
+ * (src/wait.h), as a blocking call over UCX. */
 #define HC_SPIN_BEFORE_YIELD 64
 /* Longest sleep while tasks are in flight: deadlines and HcclCommAbort are
  * checked at least this often (ms). */
@@ -128,7 +125,6 @@ typedef struct hc_engine {
     int thread_started;
     volatile int stop;
     int evfd, epfd, wfd;
-    int hepfd;                /* the worker fd alone, for a thread in help_until */
     /* under g_lock */
     int sleeping;             /* the progress thread is (about to be) asleep */
     uint64_t queued;          /* tasks enqueued and not retired */
@@ -195,6 +191,10 @@ HcclResult HcclStreamCreateWithPriority(HcclStream *stream, int priority)
 HcclResult HcclStreamCreateFromCuda(HcclStream *stream, void *cudaStream)
 {
 #ifdef HAVE_CUDA
+    if (!hc_cuda_available()) {
+        HC_ERROR(HC_SUB_STREAM, "HcclStreamCreateFromCuda: no usable CUDA device here");
+        return HCCL_E_NOT_SUPPORT;
+    }
     return (HcclResult)stream_new(stream, 0, cudaStream, "HcclStreamCreateFromCuda");
 #else
     (void)stream;
@@ -222,6 +222,11 @@ HC_HOT int hc_stream_get(HcclStream handle, const char *fn, void **out)
 uint32_t hc_stream_id(void *stream)
 {
     return stream ? ((hc_stream_t *)stream)->id : 0;
+}
+
+void *hc_stream_cuda(void *stream)
+{
+    return stream ? ((hc_stream_t *)stream)->cuda : NULL;
 }
 
 static int engine_pass(hc_engine_t *eng);
@@ -280,38 +285,26 @@ static void idle_wait(hc_engine_t *eng, int epfd, idle_state_t *is, int max_ms)
 }
 
 /* Drive the engine from this thread until done(arg) (a blocking wait of
- * the API: synchronize, destroy, a reused sequence number). The progress
- * thread sleeps meanwhile. */
+ * the API: synchronize, destroy, a reused sequence number), with the one
+ * wait (src/wait.h; the deadlines are the tasks', check_running). The
+ * progress thread sleeps meanwhile. */
 static void help_until(hc_engine_t *eng, int (*done)(void *), void *arg)
 {
     __atomic_add_fetch(&eng->helpers, 1, __ATOMIC_ACQ_REL);
-    unsigned idle = 0;
-    double idle_since = 0;
-    idle_state_t is = {0};
+    hc_wait_t w;
+    hc_wait_begin_ctx(&w, eng->ctx, "stream wait", HC_SPIN_BEFORE_YIELD);
     while (!done(arg)) {
         int act = 0;
         if (pthread_mutex_trylock(&eng->drive) == 0) {
             act = engine_pass(eng);
             pthread_mutex_unlock(&eng->drive);
         }
-        if (act) {
-            idle = 0;
-            is.busy_streak = is.backoff_us = 0;
-            continue;
-        }
-        if (++idle < HC_SPIN_BEFORE_YIELD)
-            continue;
-        if (idle == HC_SPIN_BEFORE_YIELD)
-            idle_since = hc_now_s();
-        if (hc_now_s() - idle_since < HC_SYNC_SPIN_US * 1e-6) {
-            sched_yield(); /* as a blocking call waits */
-            continue;
-        }
-        /* waiting long (a slow peer): sleep on the worker instead of
-         * burning the core its peers and the application may need */
-        idle_wait(eng, eng->hepfd, &is, 10);
-        idle = HC_SPIN_BEFORE_YIELD + 1; /* keep sleeping until something happens */
+        if (act)
+            hc_wait_moved(&w);
+        else
+            hc_wait_idle(&w, NULL, NULL);
     }
+    hc_wait_end(&w);
     pthread_mutex_lock(&g_lock);
     __atomic_sub_fetch(&eng->helpers, 1, __ATOMIC_ACQ_REL);
     if (eng->queued > 0 && eng->helpers == 0)
@@ -434,13 +427,12 @@ static int engine_get(hc_context_t *ctx, hc_engine_t **out)
     if (eng == NULL)
         return HCCL_E_MEMORY;
     eng->ctx = ctx;
-    eng->evfd = eng->epfd = eng->wfd = eng->hepfd = -1;
+    eng->evfd = eng->epfd = eng->wfd = -1;
     pthread_mutex_init(&eng->drive, NULL);
     int rc = HCCL_E_SYSCALL;
     eng->evfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     eng->epfd = epoll_create1(EPOLL_CLOEXEC);
-    eng->hepfd = epoll_create1(EPOLL_CLOEXEC);
-    if (eng->evfd < 0 || eng->epfd < 0 || eng->hepfd < 0) {
+    if (eng->evfd < 0 || eng->epfd < 0) {
         HC_ERROR(HC_SUB_STREAM, "cannot create the progress thread's eventfd/epoll: %m");
         goto fail;
     }
@@ -465,9 +457,7 @@ static int engine_get(hc_context_t *ctx, hc_engine_t **out)
     }
     ev.data.u32 = 1;
     if (epoll_ctl(eng->epfd, EPOLL_CTL_ADD, eng->wfd, &ev) != 0 ||
-        epoll_ctl(eng->hepfd, EPOLL_CTL_ADD, eng->wfd, &ev) != 0 ||
-        (tfd >= 0 && (epoll_ctl(eng->epfd, EPOLL_CTL_ADD, tfd, &ev) != 0 ||
-                      epoll_ctl(eng->hepfd, EPOLL_CTL_ADD, tfd, &ev) != 0))) {
+        (tfd >= 0 && epoll_ctl(eng->epfd, EPOLL_CTL_ADD, tfd, &ev) != 0)) {
         HC_ERROR(HC_SUB_STREAM, "epoll_ctl(UCX worker fd) failed: %m");
         goto fail;
     }
@@ -492,8 +482,6 @@ fail:
         close(eng->evfd);
     if (eng->epfd >= 0)
         close(eng->epfd);
-    if (eng->hepfd >= 0)
-        close(eng->hepfd);
     pthread_mutex_destroy(&eng->drive);
     free(eng);
     return rc;
@@ -518,7 +506,6 @@ void hc_engine_destroy(hc_context_t *ctx)
                 "destroyed", (unsigned long long)eng->queued);
     close(eng->evfd);
     close(eng->epfd);
-    close(eng->hepfd);
     pthread_mutex_destroy(&eng->drive);
     free(eng->run);
     free(eng);
@@ -635,7 +622,7 @@ static void check_running(hc_engine_t *eng)
             t->status = HCCL_E_SUSPENDING;
             continue;
         }
-        double tmo = t->c->cfg->exec_timeout;
+        double tmo = hc_wait_timeout(t->c);
         if (tmo > 0 && now - t->t_start >= tmo) {
             char where[200] = "nothing";
             t->vt->describe(t, where, sizeof(where));

@@ -276,6 +276,16 @@ int hc_ucx_init(hc_context_t *ctx)
     ucp_worker_release_address(ctx->worker, addr);
     HC_INFO(HC_SUB_TRANSPORT, "UCX worker ready, address %zu bytes", len);
     tcp_worker_init(ctx);
+    /* the fds a waiter sleeps on (src/wait.h); -1: it yields instead */
+    ctx->wfd = ctx->wfd_tcp = -1;
+    if (ucp_worker_get_efd(ctx->worker, &ctx->wfd) != UCS_OK)
+        ctx->wfd = -1;
+    if (ctx->worker_tcp && ucp_worker_get_efd(ctx->worker_tcp, &ctx->wfd_tcp) != UCS_OK)
+        ctx->wfd_tcp = -1;
+    if (ctx->wfd < 0 || (ctx->worker_tcp && ctx->wfd_tcp < 0)) {
+        HC_WARN(HC_SUB_TRANSPORT, "ucp_worker_get_efd failed: waits yield instead of sleeping");
+        ctx->wfd = -1;
+    }
     return HCCL_SUCCESS;
 }
 

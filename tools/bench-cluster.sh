@@ -18,7 +18,7 @@
 #            time of stream overlap against blocking per-layer AllReduce
 #   topo     4 hosts x 2 ranks placed round-robin (--map-by node), AllReduce
 #            of 32 MiB: RING in topology order, RING in rank order
-#            (HCCL_TOPO_RING_ORDER=rank) and HIER; ratio rank order / best
+#            (HCCL_TOPO_RING_ORDER=0) and HIER; ratio rank order / best
 #
 # Options:
 #   --build DIR   the build tree with tools/hcomm-perf and examples/ (_build)
@@ -170,7 +170,7 @@ run_topo() {
             n=topo-$v-r$r
             case $v in
             ring-topo) launch "$n" -- -np 8 --map-by node -- "$perf" -a RING -b 32M -e 32M -n 3 -w 1 ;;
-            ring-rank) launch "$n" HCCL_TOPO_RING_ORDER=rank -- -np 8 --map-by node -- "$perf" -a RING \
+            ring-rank) launch "$n" HCCL_TOPO_RING_ORDER=0 -- -np 8 --map-by node -- "$perf" -a RING \
                 -b 32M -e 32M -n 3 -w 1 ;;
             hier) launch "$n" -- -np 8 --map-by node -- "$perf" -a HIER -b 32M -e 32M -n 3 -w 1 ;;
             esac

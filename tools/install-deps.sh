@@ -8,7 +8,7 @@ esac
 set -e
 PKGS="build-essential autoconf automake libtool pkg-config \
 libopenmpi-dev openmpi-bin libucx-dev libhwloc-dev libjson-c-dev check gnuplot-nox cppcheck \
-python3-mpi4py python3-numpy"
+python3-mpi4py python3-numpy python3-torch libtorch-dev"
 missing=""
 for p in $PKGS; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

@@ -44,7 +44,11 @@ check() {
     pass=$((pass + p))
     fail=$((fail + f))
 }
+# the torch.distributed backend (docs/TORCH.md) where /usr/bin/python3 has torch
 conf=
+if /usr/bin/python3 -c 'import torch.distributed, torch.utils.cpp_extension' >/dev/null 2>&1; then
+    conf=--with-torch
+fi
 check _build
 conf=--enable-sanitizers
 check _build_asan TESTS="$HC_SANITIZED_TESTS"

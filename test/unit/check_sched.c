@@ -1397,6 +1397,27 @@ START_TEST(test_small)
 }
 END_TEST
 
+/* The service collectives' one-round AllGather (src/service.h), which is
+ * in no table: every size up to 40 ranks, in and out of place. */
+START_TEST(test_allgather_flat)
+{
+    static const hc_algo_t flat = {.id = 16, .name = "FLAT", .desc = "service allgather",
+                                   .build = hc_allgather_flat_build};
+    uint32_t k = 0;
+    for (uint32_t n = 1; n <= 40; n++) {
+        uint64_t cv[16];
+        uint32_t ncv = counts_for(HC_COLL_ALLGATHER, n, cv);
+        for (uint32_t ci = 0; ci < ncv; ci++)
+            for (int ip = 0; ip <= 1; ip++, k++) {
+                const vk_t vk = pick_kind(HC_COLL_ALLGATHER, k);
+                tc_t t = {.coll = HC_COLL_ALLGATHER, .algo = &flat, .n = n, .count = cv[ci],
+                          .in_place = ip, .vk = vk, .seed = k};
+                run_case(&t); /* checks every rank against the reference */
+            }
+    }
+}
+END_TEST
+
 /* a few large communicators */
 START_TEST(test_large)
 {
@@ -2213,6 +2234,7 @@ static Suite *sched_suite(void)
     tcase_add_test(tc, test_tables);
     tcase_add_test(tc, test_bad_ring);
     tcase_add_test(tc, test_tags);
+    tcase_add_test(tc, test_allgather_flat);
     tcase_add_test(tc, test_barrier_causality);
     suite_add_tcase(su, tc);
     tc = tcase_create("loopback");
