@@ -3,7 +3,7 @@
  * algorithm, mapping the names users type (HCCL_*_ALGO, the tuning file) to
  * a schedule builder. Adding an algorithm = one file in coll/, one row here
  * and one enum entry in algos.h. The first row of a table is the default
- * until src/tune.c selects by size and topology.
+ * until src/comm/tune.c selects by size and topology.
  */
 #include "algos.h"
 

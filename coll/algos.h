@@ -1,7 +1,7 @@
 /*
  * coll/algos.h - the schedule builders behind the algorithm tables
  * (coll/algos.c), and the small helpers they share. Internal to coll/ and
- * to whoever drives the tables (src/tune.c, the tests, the simulator).
+ * to whoever drives the tables (src/comm/tune.c, the tests, the simulator).
  *
  * Every builder has the hc_build_fn signature: it appends to an empty
  * schedule (hc_sched_init / hc_sched_reset) the steps of args->rank and
@@ -15,7 +15,7 @@
 #include "coll.h"
 
 /* Table indices (hc_algo_t.id). The first entry of a table is its default
- * until src/tune.c selects by size and topology. */
+ * until src/comm/tune.c selects by size and topology. */
 enum { HC_ALLREDUCE_RING, HC_ALLREDUCE_RD, HC_ALLREDUCE_HIER, HC_ALLREDUCE_DIRECT,
        HC_ALLREDUCE_DBTREE, HC_ALLREDUCE_TORUS2D, HC_ALLREDUCE_HD, HC_ALLREDUCE_CMA,
        HC_ALLREDUCE_LAST };
@@ -76,7 +76,7 @@ int hc_reducescatter_hd_build(const hc_coll_args_t *args, hc_sched_t *s);
 int hc_allgather_rd_build(const hc_coll_args_t *args, hc_sched_t *s);
 int hc_allgather_bruck_build(const hc_coll_args_t *args, hc_sched_t *s);
 /* one round, every rank to every rank; for control exchanges (not in the
- * AllGather table, src/service.h) */
+ * AllGather table, src/comm/service.h) */
 int hc_allgather_flat_build(const hc_coll_args_t *args, hc_sched_t *s);
 int hc_alltoall_bruck_build(const hc_coll_args_t *args, hc_sched_t *s);
 const char *hc_alltoall_bruck_usable(const hc_coll_args_t *args);

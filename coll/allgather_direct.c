@@ -88,6 +88,6 @@ int hc_allgather_direct_build(const hc_coll_args_t *a, hc_sched_t *s)
             prd = hc_sched_publish(s, HC_SHM_FLAG(F_RD), v, outs);
     }
     free(outs);
-    s->fast = (uint8_t)tiny; /* src/fastlane.h */
+    s->fast = (uint8_t)tiny; /* src/comm/fastlane.h */
     return s->err;
 }

@@ -24,7 +24,7 @@
  * trees' chunks are interleaved in step order so both progress together.
  * Tags: ((t * 2 + down) << 18) | k.
  *
- * Not in the canonical order of deterministic mode: src/tune.c routes it
+ * Not in the canonical order of deterministic mode: src/comm/tune.c routes it
  * to RD or HD there.
  */
 #include "prims.h"

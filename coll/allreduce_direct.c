@@ -107,7 +107,7 @@ static int oneshot(const hc_coll_args_t *a, hc_sched_t *s)
          * two sources only (hc_reduce_multi), so ranks >= 2 use staging. */
         const hc_loc_t own = a->in_place && a->rank >= 2 ? HC_SEG(so) : HC_SEND(off);
         rms[k % SLOTS] = hc_sched_reduce_ranks(s, HC_RECV(off), so, own, len, HC_DEPS(w[0], cp));
-        s->fast = (uint8_t)tiny; /* guard, copy, publish, wait, fold: src/fastlane.h */
+        s->fast = (uint8_t)tiny; /* guard, copy, publish, wait, fold: src/comm/fastlane.h */
         if (k + SLOTS < nch)
             pr = hc_sched_publish(s, HC_SHM_FLAG(F_RED), v, HC_DEPS(rms[k % SLOTS], pr));
     }

@@ -23,7 +23,7 @@
  * the reduced row-block `col` in RECV; the column stages work on that block
  * in RECV; the row allgather fills the rest of RECV.
  *
- * Not in the canonical order of deterministic mode: src/tune.c routes it
+ * Not in the canonical order of deterministic mode: src/comm/tune.c routes it
  * to RD or HD there.
  */
 #include "prims.h"

@@ -109,6 +109,6 @@ int hc_alltoall_direct_build(const hc_coll_args_t *a, hc_sched_t *s)
             prd = hc_sched_publish(s, HC_SHM_FLAG(F_RD), v, l);
     }
     free(l);
-    s->fast = (uint8_t)tiny; /* src/fastlane.h */
+    s->fast = (uint8_t)tiny; /* src/comm/fastlane.h */
     return s->err;
 }

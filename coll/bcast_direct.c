@@ -65,7 +65,7 @@ int hc_bcast_direct_build(const hc_coll_args_t *a, hc_sched_t *s)
     if (count * es <= HC_SHM_RING_MAX) {
         const uint64_t len = count * es;
         hc_sched_need_seg(s, HC_SHM_DATA); /* every rank takes an epoch */
-        s->fast = 1;                        /* src/fastlane.h */
+        s->fast = 1;                        /* src/comm/fastlane.h */
         if (a->rank == root) {
             int32_t cp = hc_sched_copy(s, HC_SEG(HC_SHM_RING_DATA), HC_RECV(0), len,
                                        HC_DEPS(hc_shm_ring_guard(s)));

@@ -15,9 +15,9 @@
  * speed, against two copies through staging whose lines move between the
  * cores twice. On the Intel machine of docs/PERFORMANCE.md ("Single-copy
  * reads") it beat the staging path from 16-64 KiB; the built-in table
- * uses it there only (src/tune.c, when=intel).
+ * uses it there only (src/comm/tune.c, when=intel).
  *
- * Availability: args->cma, which src/shm.c sets when every rank could read
+ * Availability: args->cma, which src/comm/shm.c sets when every rank could read
  * every other's memory at setup (ptrace rules permitting).
  */
 #include <stdlib.h>

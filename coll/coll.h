@@ -7,7 +7,7 @@
  * local regions into a third, COPY a region, or NOP (a join point). Each
  * step names the steps it depends on; a step starts only when all of them
  * have completed. Builders do no I/O and know nothing about transports; the
- * executor (src/exec.c) knows nothing about algorithms.
+ * executor (src/exec/exec.c) knows nothing about algorithms.
  *
  * Buffers are named, not pointed to: HC_BUF_SEND is the caller's input,
  * HC_BUF_RECV the caller's output, HC_BUF_TMP a scratch area of
@@ -20,7 +20,7 @@
  * Tags: a SEND and the RECV that matches it carry the same tag (< 2^20).
  * Within one operation, (sender, receiver, tag) must be unique.
  *
- * Shared memory (node-local fast path, src/shm.h): when every rank of the
+ * Shared memory (node-local fast path, src/comm/shm.h): when every rank of the
  * communicator can load and store every other rank's staging segment,
  * args->shm_bytes > 0 and builders may use two more buffers: HC_BUF_SEG, this
  * rank's staging half for the operation, and HC_BUF_PEER, rank loc.peer's
@@ -102,7 +102,7 @@ typedef enum {
                        * rank `peer`'s dst = own a (HC_BUF_SEND) (op) peer's b
                        * (HC_BUF_SEND), the operands in rank order; with loads
                        * and stores where the peer's buffers are registered
-                       * (args->registered; src/window.h), else as READ into
+                       * (args->registered; src/features/window.h), else as READ into
                        * dst (in place: TMP at 0), REDUCE, WRITE; tag
                        * HC_XREDUCE_OWN: our dst only (no store into the peer) */
     HC_STEP_KINDS
@@ -157,18 +157,18 @@ static inline hc_loc_t hc_loc_peer(uint32_t peer, uint64_t off)
  * root, then coll << 58 | dtype << 52 | op << 48 | count, then the bytes
  * of its SEND and RECV buffers that peers may read or write. A rank that
  * waited for a peer's flag of this epoch compares the peer's words with
- * its own (src/exec.c, "Ranks that disagree"); READ, WRITE and XREDUCE
+ * its own (src/exec/exec.c, "Ranks that disagree"); READ, WRITE and XREDUCE
  * touch a peer's buffers only when they match, and only within its
  * bytes. */
 #define HC_SEG_ARGS 32u
 /* With more ranks on the host than CPUs, an executor announces where it
- * runs at HC_SEG_PRESENCE of its half when it starts (src/exec.h,
+ * runs at HC_SEG_PRESENCE of its half when it starts (src/exec/exec.h,
  * hc_exec_awaits_running): epoch << 32 | (CPU + 1) << 1 | waiting, where
  * waiting is set while its wait loop yields the CPU. */
 #define HC_SEG_PRESENCE 24u
 /* The half's bell, on a line of its own: two 32-bit words, a counter the
  * owner bumps (and FUTEX_WAKEs) after a flag store when the second word,
- * the number of peers asleep on the bell, is not 0 (src/wait.h). */
+ * the number of peers asleep on the bell, is not 0 (src/exec/wait.h). */
 #define HC_SEG_WAKE 64u
 /* Run-ahead for small operations. A location marked ring (hc_sched_ring)
  * at offset o addresses o + ((epoch / 2) % HC_SEG_RING_SLOTS) *
@@ -214,12 +214,12 @@ typedef struct hc_sched {
     uint8_t branched;   /* a step that is a message, or that does not depend on the
                          * step before it: without one the schedule is a chain,
                          * which the executor runs in step order with no
-                         * dependency bookkeeping (src/exec.c, run_chain) */
+                         * dependency bookkeeping (src/exec/exec.c, run_chain) */
     uint64_t recv_end;  /* end of the highest RECV range a local step writes */
     uint8_t nt_recv;    /* COPY and REDUCE_MULTI steps write RECV (from HC_COLD_MIN
                          * bytes) with non-temporal stores: it is larger than the
-                         * caches (args->nt_recv; src/exec.c cold_split) */
-    /* a tiny message through shared staging that src/fastlane.h may run
+                         * caches (args->nt_recv; src/exec/exec.c cold_split) */
+    /* a tiny message through shared staging that src/comm/fastlane.h may run
      * inline when it repeats (set by its builder): only COPY, REDUCE,
      * REDUCE_MULTI, PUBLISH and WAIT steps, no scratch, no exposed
      * addresses (test/unit/check_sched.c test_fast_shapes) */
@@ -228,7 +228,7 @@ typedef struct hc_sched {
      * during the operation (set by its builder; a Broadcast reader whose
      * root fills at most two slots): with more ranks than cores the waiter
      * keeps its CPU while the producer runs on another one
-     * (src/exec.h, hc_exec_awaits_running) */
+     * (src/exec/exec.h, hc_exec_awaits_running) */
     uint8_t spin_on_producer;
     uint64_t gen;       /* changes with every step added (process-wide unique): the
                          * executor keeps its dependency index per generation */
@@ -285,7 +285,7 @@ typedef struct hc_coll_args {
     int cma;                /* with shm_bytes: every rank can read every other's
                              * memory (process_vm_readv): HC_STEP_READ works */
     int iov;                /* SEND and RECV are scatter/gather lists (fused
-                             * AllReduce, src/fusion.c): no READ or WRITE steps */
+                             * AllReduce, src/sched/fusion.c): no READ or WRITE steps */
     int nt_recv;            /* the tuning rule's option nt: copies and folds into
                              * RECV use non-temporal stores (hc_sched_t.nt_recv) */
     int oversub;            /* more ranks on the host than CPUs online: ranks
@@ -309,12 +309,12 @@ typedef struct hc_algo {
     const char *desc;
     hc_build_fn build;
     hc_usable_fn usable;   /* NULL = always usable */
-    unsigned flags;        /* HC_ALGO_F_* (src/tune.c reads them) */
+    unsigned flags;        /* HC_ALGO_F_* (src/comm/tune.c reads them) */
 } hc_algo_t;
 
 /* hc_algo_t.flags. DET: every element is reduced in the canonical order of
  * deterministic mode (coll/prims.h; docs/ALGORITHMS.md), whatever the count
- * or chunking; in deterministic mode src/tune.c routes the other reducing
+ * or chunking; in deterministic mode src/comm/tune.c routes the other reducing
  * algorithms to one that has it. RING_ORDER: follows topo->ring.
  * RING_CHUNK: args->chunk_bytes defaults to HCCL_RING_CHUNK_SIZE. */
 #define HC_ALGO_F_DET 0x1u

@@ -91,6 +91,6 @@ int hc_reducescatter_direct_build(const hc_coll_args_t *a, hc_sched_t *s)
             pred = hc_sched_publish(s, HC_SHM_FLAG(F_RED), v, HC_DEPS(rds[k % SLOTS], pred));
     }
     free(ins);
-    s->fast = (uint8_t)tiny; /* src/fastlane.h */
+    s->fast = (uint8_t)tiny; /* src/comm/fastlane.h */
     return s->err;
 }

@@ -15,7 +15,7 @@
  *     prefetches while it polls the flag, so the message arrives with the
  *     flag in one transfer instead of one more after it (2 ranks, 300 ns
  *     core-to-core: 64-512 B AllGather 0.64-0.70 -> 0.46-0.53 us; the
- *     writer stores line by line, hc_copy_lines in src/util.h). Nine
+ *     writer stores line by line, hc_copy_lines in src/base/util.h). Nine
  *     lines, up to 568 bytes: with the line-by-line stores a 512-byte
  *     message is faster this way than through a data slot (2-rank
  *     AllReduce 512 B 0.52-0.55 against 0.69-0.71 us), while 17 lines

@@ -18,7 +18,7 @@
  *
  * A wait polls the flag -s times and then calls sched_yield, as hcomm does
  * when the host has more ranks than cores (default there: 8 polls, hcomm's
- * count, src/comm.c); otherwise a wait only polls (-s 0: never yield). Every
+ * count, src/comm/comm.c); otherwise a wait only polls (-s 0: never yield). Every
  * iteration is preceded by an untimed MPI_Barrier and timed alone on every
  * rank; the result is the median (10th and 90th percentiles) over
  * iterations of the slowest rank's time, in microseconds, as hcomm-perf

@@ -37,10 +37,10 @@
 
 #include "coll/algos.h"
 #include "coll/hier.h"
-#include "src/comm.h"
-#include "src/exec.h"
-#include "src/transport_ucx.h"
-#include "src/tune.h"
+#include "src/comm/comm.h"
+#include "src/exec/exec.h"
+#include "src/transport/transport_ucx.h"
+#include "src/comm/tune.h"
 #include "topo/topo.h"
 #include "tools/stats.h"
 

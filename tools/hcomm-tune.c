@@ -39,7 +39,7 @@
  * with the same winner merged, boundaries at the measured sizes.
  *
  * Links the internal library: it reads the algorithm tables and asks a
- * communicator's selection table (src/tune.h) what a call would run.
+ * communicator's selection table (src/comm/tune.h) what a call would run.
  */
 #include <hccl/hccl.h>
 #include <hccl/hccl_mpi.h>
@@ -53,10 +53,10 @@
 #include <unistd.h>
 
 #include "coll/algos.h"
-#include "src/comm.h"
-#include "src/op.h"
-#include "src/shm.h"
-#include "src/tune.h"
+#include "src/comm/comm.h"
+#include "src/comm/op.h"
+#include "src/comm/shm.h"
+#include "src/comm/tune.h"
 #include "tools/hugepages.h"
 #include "tools/stats.h"
 

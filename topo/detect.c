@@ -30,9 +30,9 @@
 
 #include "topo.h"
 #include "topo_int.h"
-#include "../src/env.h"
-#include "../src/file.h"
-#include "../src/log.h"
+#include "src/base/env.h"
+#include "src/base/file.h"
+#include "src/base/log.h"
 
 typedef char facts_fit[sizeof(hc_topo_facts_t) <= 512 ? 1 : -1];
 

@@ -29,9 +29,9 @@
 #include <string.h>
 #include <hccl/hccl_types.h>
 
-#include "../src/env.h"
-#include "../src/file.h"
-#include "../src/log.h"
+#include "src/base/env.h"
+#include "src/base/file.h"
+#include "src/base/log.h"
 
 const char *const hc_topo_level_names[HC_TOPO_LEVELS] = {"group", "node", "rack", "cluster"};
 

@@ -31,7 +31,7 @@
 #include <strings.h>
 #include <hccl/hccl_types.h>
 
-#include "../src/file.h"
+#include "src/base/file.h"
 #include "topo.h"
 #include "topo_int.h"
 

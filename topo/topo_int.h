@@ -141,7 +141,7 @@ int hc_decl_find_node(const hc_decl_t *d, const char *name);
 hc_decl_rank_t *hc_decl_rank(hc_decl_t *d, int r);
 hc_decl_link_t *hc_decl_add_link(hc_decl_t *d);
 
-/* The largest topology file or rank table read (src/file.h): a rank table
+/* The largest topology file or rank table read (src/base/file.h): a rank table
  * of 100k ranks takes about 10 MB. */
 #define HC_TOPO_FILE_MAX ((size_t)64 << 20)
 

@@ -20,8 +20,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "src/env.h"
-#include "src/log.h"
+#include "src/base/env.h"
+#include "src/base/log.h"
 #include "topo/topo.h"
 #include "topo/topo_int.h"
 

@@ -1,10 +1,10 @@
 /*
  * test/fuzz/fuzz_algo.c - algorithm names: HCCL_ALGO ("level0:NA;level1:ring",
  * "allreduce=level0:H-D_R/...") and the HCCL_<COLL>_ALGO variables, through
- * the checks hc_tune_create makes (src/tune.c).
+ * the checks hc_tune_create makes (src/comm/tune.c).
  */
 #include "fuzz.h"
-#include "src/tune.h"
+#include "src/comm/tune.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

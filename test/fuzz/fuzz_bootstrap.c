@@ -1,6 +1,6 @@
 /*
  * test/fuzz/fuzz_bootstrap.c - libFuzzer harness for the root's judgement
- * of bootstrap messages (src/rendezvous.c), the bytes a stranger on the
+ * of bootstrap messages (src/api/rendezvous.c), the bytes a stranger on the
  * root's port controls.
  *
  * Input: a 4-byte little-endian rank count (one in 1 .. 2^20 is folded into
@@ -16,14 +16,14 @@
  *
  * Build and run (from the top of the tree):
  *   clang -g -O1 -fsanitize=fuzzer,address,undefined -Iinclude \
- *       test/fuzz/fuzz_bootstrap.c src/rendezvous.c -o fuzz_bootstrap
+ *       test/fuzz/fuzz_bootstrap.c src/api/rendezvous.c -o fuzz_bootstrap
  *   ./fuzz_bootstrap -runs=1000000 test/fuzz/corpus/bootstrap
  */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../src/rendezvous.h"
+#include "src/api/rendezvous.h"
 
 #define MAX_MSGS 64
 

@@ -1,13 +1,13 @@
 /*
- * test/fuzz/fuzz_env.c - the environment (src/env.c): each input line
+ * test/fuzz/fuzz_env.c - the environment (src/base/env.c): each input line
  * NAME=VALUE with NAME starting HCCL_ is set, the table is loaded, and a
  * configuration that loads is printed and goes through the checks that
- * parse values further: algorithm names (src/tune.c), HCCL_GROUP_<n> and
+ * parse values further: algorithm names (src/comm/tune.c), HCCL_GROUP_<n> and
  * HCCL_NVLINK_MAP (the topology model of 8 ranks, topo/topo.c). Files the
  * values name are neither read nor written.
  */
 #include "fuzz.h"
-#include "src/tune.h"
+#include "src/comm/tune.h"
 
 #define MAX_VARS 64
 

@@ -1,8 +1,8 @@
 /*
- * test/fuzz/fuzz_tune.c - the tuning file (HCCL_TUNE_FILE, src/tune.c).
+ * test/fuzz/fuzz_tune.c - the tuning file (HCCL_TUNE_FILE, src/comm/tune.c).
  */
 #include "fuzz.h"
-#include "src/tune.h"
+#include "src/comm/tune.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -32,7 +32,7 @@ for bad in HCCL_BUFFSIZE=abc HCCL_DETERMINISTIC=maybe HCCL_EXEC_TIMEOUT=-3 \
 done
 # HCCL_BUFFSIZE above what /dev/shm has free: every rank's init must fail
 # with HCCL_E_MEMORY (3) before mapping anything, the log naming
-# HCCL_BUFFSIZE and /dev/shm (src/shm.h; no segment filled, nothing left)
+# HCCL_BUFFSIZE and /dev/shm (src/comm/shm.h; no segment filled, nothing left)
 free_mb=$(df -Pm /dev/shm 2>/dev/null | awk 'NR == 2 { print $4 }')
 big=$(( ${free_mb:-65536} + 1024 ))
 if [ "$big" -le 65536 ]; then

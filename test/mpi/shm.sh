@@ -1,5 +1,5 @@
 #!/bin/sh
-# test/mpi/shm.sh - the shared-memory algorithms (src/shm.h, coll/*_direct.c)
+# test/mpi/shm.sh - the shared-memory algorithms (src/comm/shm.h, coll/*_direct.c)
 # in real processes, and the path without them.
 #
 #  1. test_coll on 4 ranks with every DIRECT algorithm forced;
@@ -67,7 +67,7 @@ run() {
         echo "shm.sh: $name: no log line matching '$expect'"
         failed="$failed $name(log)"
     fi
-    # a registered range that a peer could not map (src/window.c map_peer)
+    # a registered range that a peer could not map (src/features/window.c map_peer)
     if grep 'is not mapped here' "$tmp/$name.log"; then
         failed="$failed $name(unmapped)"
     fi

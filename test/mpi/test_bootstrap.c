@@ -1,6 +1,6 @@
 /*
  * test/mpi/test_bootstrap.c - the TCP bootstrap against strangers and bad
- * input (no MPI call; the wire format comes from src/rendezvous.h).
+ * input (no MPI call; the wire format comes from src/api/rendezvous.h).
  *
  * test_bootstrap strangers N
  *     forks N-1 children (ranks 1..N-1) before any hcomm call; the parent
@@ -37,7 +37,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "../../src/rendezvous.h"
+#include "src/api/rendezvous.h"
 
 #define MAXN 16
 #define IDLE 300

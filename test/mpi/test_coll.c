@@ -356,7 +356,7 @@ static void t_allreduce(const ctx_t *cx, HcclDataType t, HcclReduceOp op, uint64
 /* The same small AllReduce ('A'), AllGather ('g'), ReduceScatter ('r') or
  * AlltoAll ('a') 150 times in a row, as a training loop or a benchmark
  * makes it: from the second call on the ranks may run it inline
- * (src/fastlane.h). Inputs differ per call (references computed first, so
+ * (src/comm/fastlane.h). Inputs differ per call (references computed first, so
  * that nothing synchronizes the ranks between the calls); every 37 calls
  * one rank, a different one each time, sleeps 2 ms first, so the others
  * publish and must hand the wait to the executor. `op` for 'A' and 'r';
@@ -562,7 +562,7 @@ static void t_broadcast(const ctx_t *cx, HcclDataType t, uint64_t count, int roo
 
 /* The same small Broadcast many times in a row, as a training loop or a
  * benchmark makes it: from the second call on the ranks may run it inline
- * (src/fastlane.h). 150 calls pass the 32 ring entries more than twice, so
+ * (src/comm/fastlane.h). 150 calls pass the 32 ring entries more than twice, so
  * a root that runs ahead must be held back by its guard: one reader sleeps
  * 20 ms at call 10 while the others go on. Every 37 calls the root sleeps
  * 2 ms first (the readers arrive before its flag), and every call's data
@@ -706,7 +706,7 @@ static void t_alltoall(const ctx_t *cx, HcclDataType t, uint64_t count)
  * hanging in PAIRWISE: rank 6 posts its receive of 8252 bytes from rank 4
  * (two eager fragments) after its wait for its own sends has polled both
  * fragments in, and UCX completed that receive, callback included, inside
- * the call that posted it (src/transport_ucx.c, openucx/ucx#9131). */
+ * the call that posted it (src/transport/transport_ucx.c, openucx/ucx#9131). */
 static const uint64_t A2AV_LATE[8][8] = {
     {36638, 30697, 27753, 25728, 17367, 11504, 23850, 0},
     {12492, 20230, 39864, 23284, 36579, 21736, 0, 24908},

@@ -217,7 +217,7 @@ static void null_buffers(void)
 }
 
 /* Handles of destroyed objects: refused, never taken for the object that
- * replaced them (src/handle.h). Collective (the splits). */
+ * replaced them (src/base/handle.h). Collective (the splits). */
 static void stale_handles(void)
 {
     void *s = g_sbuf, *r = g_rbuf;

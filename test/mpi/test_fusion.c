@@ -28,7 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "src/fusion.h" /* hc_fusion_counters */
+#include "src/sched/fusion.h" /* hc_fusion_counters */
 
 static int g_rank, g_n;
 /* Expect the gathered plan (DIRECT AllReduce on the tensors in place):

@@ -1,7 +1,7 @@
 /*
  * test/mpi/test_shmleft.c - a rank killed (SIGKILL) while UCX writes a
  * shared-memory file, or after init, leaves nothing in /dev/shm once the
- * survivors are done (src/shm.h, hc_shm_sweep). Driven by
+ * survivors are done (src/comm/shm.h, hc_shm_sweep). Driven by
  * test/mpi/shmleft.sh, 3+ ranks, --mca orte_abort_on_non_zero_status 0,
  * UCX_ALLOC_PRIO=md:posix (the staging segment as a POSIX file):
  *

@@ -6,7 +6,7 @@
  * something else: the same call many times in a row, then another size or
  * another communicator, blocking calls beside stream operations still in
  * flight, MPI calls in between. The caches that make that fast (the
- * previous operation's schedule, the inline tiny call of src/fastlane.h,
+ * previous operation's schedule, the inline tiny call of src/comm/fastlane.h,
  * the staging epochs that communicators share, the begin turns of streams)
  * must never hand one call another call's state. This program draws such
  * sequences from a seed that every rank shares:

@@ -59,7 +59,7 @@ static double now_s(void)
 }
 
 /* Every rank's first collective on a communicator is collective in any case
- * (it may set up shared staging, src/shm.h): done here by everyone, before
+ * (it may set up shared staging, src/comm/shm.h): done here by everyone, before
  * the one-sided calls below. */
 static void warm_up(HcclComm c)
 {

@@ -13,7 +13,7 @@ bld=${top_builddir:-$src}
 command -v cppcheck >/dev/null 2>&1 || { echo "cppcheck not installed: skipped"; exit 77; }
 cppcheck --version
 out=$(cppcheck --enable=warning,portability --inline-suppr -q --std=c11 \
-    -I "$src/include" -I "$src/src" -I "$bld" \
+    -I "$src/include" -I "$src" -I "$bld" \
     "$src/src" "$src/coll" "$src/topo" "$src/tools" "$src/test" "$src/examples" 2>&1 |
     grep -E '(error|warning|portability):')
 if [ -n "$out" ]; then

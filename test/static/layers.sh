@@ -8,6 +8,9 @@
 # in no layer, or of a header that does not exist.
 #   layers.sh [SRCDIR]   (default: $top_srcdir, else this script's tree)
 set -u
+case ${1:-} in
+-h | --help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;;
+esac
 src=${1:-${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}}
 map="$src/test/static/layers.txt"
 [ -r "$map" ] || { echo "layers.sh: cannot read $map"; exit 1; }

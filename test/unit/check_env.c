@@ -1,6 +1,6 @@
 /*
- * test/unit/check_env.c - the HCCL_* table (src/env.c), logging (src/log.c)
- * and the error strings / config init (src/errors.c).
+ * test/unit/check_env.c - the HCCL_* table (src/base/env.c), logging (src/base/log.c)
+ * and the error strings / config init (src/base/errors.c).
  *
  * Every test runs in its own process (Check's fork mode): the tests change
  * the environment and the process-wide logger freely.
@@ -20,8 +20,8 @@
 
 #include <hccl/hccl.h>
 
-#include "src/env.h"
-#include "src/log.h"
+#include "src/base/env.h"
+#include "src/base/log.h"
 
 extern char **environ;
 

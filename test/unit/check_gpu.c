@@ -1,6 +1,6 @@
 /*
  * test/unit/check_gpu.c - the device-buffer path without a GPU
- * (src/gpu_pipe.c, src/gpu_coll.c, docs/GPU.md).
+ * (src/sched/gpu_pipe.c, src/sched/gpu_coll.c, docs/GPU.md).
  *
  * The staging pipeline runs with fake copy engines over host memory: an
  * eager one (memcpy at once) and a lazy one that performs a slot's copies
@@ -20,9 +20,9 @@
 #include <hccl/hccl.h>
 
 #include "coll/coll.h"
-#include "src/gpu.h"
-#include "src/gpu_coll.h"
-#include "src/gpu_pipe.h"
+#include "src/base/gpu.h"
+#include "src/sched/gpu_coll.h"
+#include "src/sched/gpu_pipe.h"
 
 /* ---- fake copy engines --------------------------------------------- */
 

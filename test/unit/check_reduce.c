@@ -1,6 +1,6 @@
 /*
  * test/unit/check_reduce.c - unit tests for the reduction kernels
- * (src/reduce.c) and the CUDA host API (src/cuda.c).
+ * (src/base/reduce.c) and the CUDA host API (src/cuda.c).
  *
  * Results are compared bit for bit with references written here, apart
  * from the kernels: integers through 64-bit arithmetic (INT128 through two
@@ -20,10 +20,10 @@
 #include <cpuid.h>
 #endif
 
-#include "src/cold.h"
-#include "src/gpu.h"
-#include "src/reduce.h"
-#include "src/util.h"
+#include "src/base/cold.h"
+#include "src/base/gpu.h"
+#include "src/base/reduce.h"
+#include "src/base/util.h"
 
 #define NELEM(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -941,7 +941,7 @@ START_TEST(test_multi)
                     ck_assert_msg(memcmp(got, want, bytes) == 0,
                                   "%s multi in place %s %s nsrc=%zu n=%zu", isa, hc_dtype_name(t),
                                   hc_op_name(op), ns, n);
-                    /* streamed (src/cold.h): dst at an odd offset of a
+                    /* streamed (src/base/cold.h): dst at an odd offset of a
                      * line, aliasing the last source, one byte either side
                      * untouched */
                     unsigned char *nt = xmalloc(bytes + 64 + 2);
@@ -1073,7 +1073,7 @@ END_TEST
 
 /* ------------------------------------------------------------ hc_copy */
 
-/* hc_copy (src/util.h) cuts copies above HC_COPY_PIECE into pieces and
+/* hc_copy (src/base/util.h) cuts copies above HC_COPY_PIECE into pieces and
  * keeps memmove's meaning for overlapping ranges: sizes around one and
  * several pieces, odd offsets, both overlap directions, against a byte
  * loop on a copy of the buffer. */
@@ -1112,7 +1112,7 @@ START_TEST(test_copy)
 }
 END_TEST
 
-/* hc_copy_nt (src/cold.h): every size up to a few lines past a whole
+/* hc_copy_nt (src/base/cold.h): every size up to a few lines past a whole
  * line, then large ones, at every offset of dst and src within a line;
  * the bytes around dst stay. */
 START_TEST(test_copy_nt)
@@ -1139,7 +1139,7 @@ START_TEST(test_copy_nt)
 }
 END_TEST
 
-/* hc_copy_lines (src/util.h): every size up to past HC_COPY_LINES_MAX at
+/* hc_copy_lines (src/base/util.h): every size up to past HC_COPY_LINES_MAX at
  * every offset of dst within a line (a line-aligned buffer), src at
  * several; every byte of the buffer is checked, so nothing outside
  * [dst, dst + n) may change. */

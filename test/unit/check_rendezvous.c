@@ -1,6 +1,6 @@
 /*
  * test/unit/check_rendezvous.c - the root's verdicts on bootstrap messages
- * (src/rendezvous.c): strangers dropped, the rank count only from the
+ * (src/api/rendezvous.c): strangers dropped, the rank count only from the
  * root's side, another nRanks and a rank taken twice refused, messages
  * that came before the rank count judged once it is known.
  */
@@ -8,7 +8,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "../../src/rendezvous.h"
+#include "src/api/rendezvous.h"
 
 #define UID 0x1122334455667788ull
 

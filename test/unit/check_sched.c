@@ -37,9 +37,9 @@
 #include "coll/prims.h"
 #include "coll/coll.h"
 #include "coll/shm_util.h"
-#include "src/exec.h"
-#include "src/reduce.h"
-#include "src/transport_loop.h"
+#include "src/exec/exec.h"
+#include "src/base/reduce.h"
+#include "src/exec/transport_loop.h"
 
 #define GUARD 64
 #define RACE_MAX_STEPS 4096u
@@ -1397,7 +1397,7 @@ START_TEST(test_small)
 }
 END_TEST
 
-/* The service collectives' one-round AllGather (src/service.h), which is
+/* The service collectives' one-round AllGather (src/comm/service.h), which is
  * in no table: every size up to 40 ranks, in and out of place. */
 START_TEST(test_allgather_flat)
 {
@@ -1870,7 +1870,7 @@ static void loop_exec_start(hc_loop_t *lp, const hc_sched_t *s, void *const bufs
 
 /* Chains (coll.h, hc_sched_t.branched): a schedule whose every step
  * depends on the one before it, with no messages, runs in step order
- * without the dependency index (src/exec.c, run_chain). A WAIT that is not
+ * without the dependency index (src/exec/exec.c, run_chain). A WAIT that is not
  * satisfied stays the posted step (describe and cancel see it), progress
  * resumes there, and the result is the general executor's. */
 static void chain_scheds(hc_sched_t *s, uint64_t bytes)
@@ -1958,7 +1958,7 @@ START_TEST(test_chain)
 }
 END_TEST
 
-/* What the fast lane may run inline (src/fastlane.h, hc_sched_t.fast):
+/* What the fast lane may run inline (src/comm/fastlane.h, hc_sched_t.fast):
  * only steps hc_exec_inline_run knows, no scratch, no exposed addresses,
  * every dependency on an earlier step (index order is a valid order). */
 static void check_fast_shape(const hc_sched_t *s)

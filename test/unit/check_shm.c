@@ -44,9 +44,9 @@
 #include "coll/algos.h"
 #include "coll/coll.h"
 #include "coll/shm_util.h"
-#include "src/cold.h"
-#include "src/exec.h"
-#include "src/transport_loop.h"
+#include "src/base/cold.h"
+#include "src/exec/exec.h"
+#include "src/exec/transport_loop.h"
 
 static uint64_t rng;
 static uint64_t rnd(void)
@@ -505,7 +505,7 @@ START_TEST(test_runahead)
 END_TEST
 
 /* Large operations whose writes into RECV go the streamed way after the
- * sample (src/cold.h, forced: the sample cannot be made slow on purpose),
+ * sample (src/base/cold.h, forced: the sample cannot be made slow on purpose),
  * then the same with the sample never slow. */
 START_TEST(test_cold)
 {

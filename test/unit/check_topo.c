@@ -29,10 +29,10 @@
 
 #include "coll/algos.h"
 #include "coll/hier.h"
-#include "src/env.h"
-#include "src/exec.h"
-#include "src/log.h"
-#include "src/transport_loop.h"
+#include "src/base/env.h"
+#include "src/exec/exec.h"
+#include "src/base/log.h"
+#include "src/exec/transport_loop.h"
 #include "topo/topo.h"
 #include "topo/topo_int.h"
 

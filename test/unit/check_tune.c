@@ -1,5 +1,5 @@
 /*
- * test/unit/check_tune.c - algorithm selection (src/tune.c): the built-in
+ * test/unit/check_tune.c - algorithm selection (src/comm/tune.c): the built-in
  * table, the tuning-file syntax and its errors (with line numbers),
  * HCCL_ALGO parsing and mapping, priorities between the sources, chunk
  * sizes, fallback when a forced algorithm cannot run, topology conditions,
@@ -17,9 +17,9 @@
 #endif
 
 #include "coll/algos.h"
-#include "src/env.h"
-#include "src/log.h"
-#include "src/tune.h"
+#include "src/base/env.h"
+#include "src/base/log.h"
+#include "src/comm/tune.h"
 
 static hc_config_t cfg;
 static const hc_topo_view_t flat = {0};
@@ -114,7 +114,7 @@ START_TEST(test_builtin)
 }
 END_TEST
 
-/* The CPU vendor, read here independently of src/tune.c: 'i' Intel, 'a'
+/* The CPU vendor, read here independently of src/comm/tune.c: 'i' Intel, 'a'
  * AMD, 0 anything else. */
 static char vendor(void)
 {
