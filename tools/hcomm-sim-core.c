@@ -202,7 +202,7 @@ void hs_set_max_steps(hs_sim_t *s, uint64_t max)
 static double now_s(void)
 {
     struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
@@ -565,10 +565,15 @@ static ev_t heap_pop(heap_t *h)
     return top;
 }
 
-/* The replay state of one run. */
+/* The replay state of one run. Events at the current time (a RECV whose
+ * message is in, a NOP) skip the heap: a FIFO of them is drained before
+ * the next heap event, which is never earlier. */
 typedef struct {
     hs_sim_t *s;
     heap_t h;
+    ev_t *fifo;
+    size_t fhead, fn, fcap;
+    double now;
     double *port_tx, *port_rx, *nic_tx, *nic_rx, *up, *down, *engine;
     double end;
     int oom;
@@ -595,6 +600,27 @@ static double max2(double a, double b)
 static void push(run_t *r, double t, uint32_t g, uint32_t arrival)
 {
     ev_t e = {t, g, arrival};
+    if (t <= r->now) {
+        if (r->fn == r->fcap) {
+            if (r->fhead > 0) { /* slide the live part down */
+                memmove(r->fifo, r->fifo + r->fhead, (r->fn - r->fhead) * sizeof(ev_t));
+                r->fn -= r->fhead;
+                r->fhead = 0;
+            }
+            if (r->fn == r->fcap) {
+                size_t c = r->fcap ? 2 * r->fcap : 1024;
+                ev_t *v = realloc(r->fifo, c * sizeof(ev_t));
+                if (v == NULL) {
+                    r->oom = 1;
+                    return;
+                }
+                r->fifo = v;
+                r->fcap = c;
+            }
+        }
+        r->fifo[r->fn++] = e;
+        return;
+    }
     if (heap_push(&r->h, e) != 0)
         r->oom = 1;
 }
@@ -673,6 +699,7 @@ static void input(run_t *r, uint32_t g, double t)
 static void run_free(run_t *r)
 {
     free(r->h.v);
+    free(r->fifo);
     free(r->port_tx);
     free(r->port_rx);
     free(r->nic_tx);
@@ -680,6 +707,18 @@ static void run_free(run_t *r)
     free(r->up);
     free(r->down);
     free(r->engine);
+}
+
+typedef struct {
+    hc_coll_args_t *a;
+    const hc_algo_t *al;
+} build_ctx_t;
+
+static int build_algo(void *ctx, uint32_t rank, hc_sched_t *sc)
+{
+    build_ctx_t *c = ctx;
+    c->a->rank = rank;
+    return c->al->build(c->a, sc);
 }
 
 typedef struct {
@@ -712,6 +751,15 @@ int hs_run(hs_sim_t *s, hc_coll_t coll, uint64_t bytes, const char *algo, int bl
         return rc;
     if (chosen)
         *chosen = al;
+    build_ctx_t ctx = {&a, al};
+    return hs_replay(s, build_algo, &ctx, res, err, errlen);
+}
+
+int hs_replay(hs_sim_t *s, hs_build_fn build, void *bctx, hs_result_t *res, char *err,
+              size_t errlen)
+{
+    int rc;
+    memset(res, 0, sizeof(*res));
     const double t0 = now_s();
     /* build and flatten every rank's schedule */
     hc_sched_t sc;
@@ -722,21 +770,23 @@ int hs_run(hs_sim_t *s, hc_coll_t coll, uint64_t bytes, const char *algo, int bl
     uint32_t *rk_base = calloc(s->n + 1, sizeof(uint32_t));
     if (rk_base == NULL)
         goto oom;
+    const char *name = "?";
     for (uint32_t q = 0; q < s->n; q++) {
-        a.rank = q;
         hc_sched_reset(&sc);
-        rc = al->build(&a, &sc);
+        rc = build(bctx, q, &sc);
         if (rc == HCCL_SUCCESS && sc.err)
             rc = sc.err;
+        if (sc.algo)
+            name = sc.algo;
         if (rc != HCCL_SUCCESS) {
-            snprintf(err, errlen, "%s: rank %u's schedule does not build (%d)", al->name, q, rc);
+            snprintf(err, errlen, "%s: rank %u's schedule does not build (%d)", name, q, rc);
             goto fail;
         }
         if (ns + sc.nsteps > s->max_steps || ns + sc.nsteps >= UINT32_MAX ||
             nd + sc.ndeps >= UINT32_MAX) {
-            snprintf(err, errlen, "%s of %llu bytes on %u ranks needs more than %llu steps "
-                     "(--max-steps; about 40 bytes of memory each)", al->name,
-                     (unsigned long long)bytes, s->n, (unsigned long long)s->max_steps);
+            snprintf(err, errlen, "%s on %u ranks needs more than %llu steps (--max-steps; "
+                     "about 50 bytes of memory each)", name, s->n,
+                     (unsigned long long)s->max_steps);
             rc = HCCL_E_MEMORY;
             goto fail;
         }
@@ -751,7 +801,7 @@ int hs_run(hs_sim_t *s, hc_coll_t coll, uint64_t bytes, const char *algo, int bl
                 st->kind != HC_STEP_REDUCE && st->kind != HC_STEP_COPY &&
                 st->kind != HC_STEP_NOP) {
                 snprintf(err, errlen, "%s: rank %u step %u is a shared-memory step (kind %u), "
-                         "which the simulator does not model", al->name, q, i, st->kind);
+                         "which the simulator does not model", name, q, i, st->kind);
                 rc = HCCL_E_NOT_SUPPORT;
                 goto fail;
             }
@@ -799,7 +849,7 @@ int hs_run(hs_sim_t *s, hc_coll_t coll, uint64_t bytes, const char *algo, int bl
                                    : NULL;
             if (hit == NULL || hit->g == UINT32_MAX) {
                 snprintf(err, errlen, "%s: rank %u sends to rank %u with tag %u, which no "
-                         "RECV of rank %u takes", al->name, q, p, s->aux[g], p);
+                         "RECV of rank %u takes", name, q, p, s->aux[g], p);
                 rc = HCCL_E_INTERNAL;
                 goto fail;
             }
@@ -808,7 +858,7 @@ int hs_run(hs_sim_t *s, hc_coll_t coll, uint64_t bytes, const char *algo, int bl
             nsend++;
         }
     if (nsend != nrecv) {
-        snprintf(err, errlen, "%s: %llu RECV steps but %llu SEND steps", al->name,
+        snprintf(err, errlen, "%s: %llu RECV steps but %llu SEND steps", name,
                  (unsigned long long)nrecv, (unsigned long long)nsend);
         rc = HCCL_E_INTERNAL;
         goto fail;
@@ -860,8 +910,15 @@ int hs_run(hs_sim_t *s, hc_coll_t coll, uint64_t bytes, const char *algo, int bl
         if (s->pending[g] == 0)
             start(&r, (uint32_t)g, 0);
     uint64_t done = 0;
-    while (r.h.n && !r.oom) {
-        const ev_t e = heap_pop(&r.h);
+    while ((r.h.n || r.fhead < r.fn) && !r.oom) {
+        ev_t e;
+        if (r.fhead < r.fn) {
+            e = r.fifo[r.fhead++];
+        } else {
+            r.fhead = r.fn = 0;
+            e = heap_pop(&r.h);
+            r.now = e.t;
+        }
         if (e.arrival) {
             input(&r, e.g, e.t);
             continue;
@@ -879,7 +936,7 @@ int hs_run(hs_sim_t *s, hc_coll_t coll, uint64_t bytes, const char *algo, int bl
         goto oom;
     if (done != ns) {
         snprintf(err, errlen, "%s: %llu of %llu steps never ran (the schedules wait for each "
-                 "other)", al->name, (unsigned long long)(ns - done), (unsigned long long)ns);
+                 "other)", name, (unsigned long long)(ns - done), (unsigned long long)ns);
         return HCCL_E_INTERNAL;
     }
     res->run_s = now_s() - t1;

@@ -59,7 +59,7 @@ static void usage(FILE *f)
 "             algbw_GBs busbw_GBs steps messages build_s run_s (table: the\n"
 "             row of the table's choice)\n"
 "  --max-steps N   refuse runs of more steps (all ranks; default %llu, about\n"
-"             40 bytes each)\n",
+"             50 bytes each)\n",
             (unsigned long long)HS_MAX_STEPS_DEFAULT);
 }
 

@@ -73,11 +73,11 @@ typedef struct {
     double time;        /* seconds: the slowest rank's completion */
     uint64_t steps;     /* steps of all ranks */
     uint64_t messages;  /* SEND steps of all ranks */
-    double build_s;     /* wall time building and indexing the schedules */
-    double run_s;       /* wall time of the event simulation */
+    double build_s;     /* CPU seconds building and indexing the schedules */
+    double run_s;       /* CPU seconds of the event simulation */
 } hs_result_t;
 
-/* Most steps (all ranks) hs_run accepts (memory: about 40 bytes a step). */
+/* Most steps (all ranks) hs_run accepts (memory: about 50 bytes a step). */
 #define HS_MAX_STEPS_DEFAULT 60000000ull
 void hs_set_max_steps(hs_sim_t *s, uint64_t max);
 
@@ -89,6 +89,13 @@ void hs_set_max_steps(hs_sim_t *s, uint64_t max);
  * with the reason in err. *chosen: the algorithm that ran. */
 int hs_run(hs_sim_t *s, hc_coll_t coll, uint64_t bytes, const char *algo, int blind,
            const hc_algo_t **chosen, hs_result_t *res, char *err, size_t errlen);
+
+/* Replay schedules that build(ctx, rank, sched) makes for every rank (an
+ * empty, initialised sched each time): what hs_run does with an
+ * algorithm's builder, and what the tests do with hand-made schedules. */
+typedef int (*hs_build_fn)(void *ctx, uint32_t rank, hc_sched_t *s);
+int hs_replay(hs_sim_t *s, hs_build_fn build, void *ctx, hs_result_t *res, char *err,
+              size_t errlen);
 
 /* nccl-tests' bus bandwidth factor of coll on n ranks (PERF.md). */
 double hs_busbw_factor(hc_coll_t coll, uint32_t n);
