@@ -162,6 +162,142 @@ double hs_busbw_factor(hc_coll_t coll, uint32_t n)
     }
 }
 
+/* ------------------------------------------------------------ machine options */
+
+static const struct {
+    const char *name;
+    int arg;
+} mopts[] = {
+    {"machine", 1},  {"nodes", 1},     {"ranks-per-node", 1}, {"racks", 1},
+    {"round-robin", 0}, {"topo", 1},   {"intra-bw", 1},       {"intra-lat", 1},
+    {"nic-bw", 1},   {"nic-lat", 1},   {"uplink-bw", 1},      {"spine-lat", 1},
+    {"reduce-bw", 1}, {"copy-bw", 1},
+};
+
+/* Apply one option (not --machine) to m. */
+static int apply_opt(hs_machine_t *m, const char *name, const char *v, int *shape,
+                     const char **topo, char *err, size_t errlen)
+{
+    double x;
+    if (strcmp(name, "nodes") == 0 || strcmp(name, "ranks-per-node") == 0 ||
+        strcmp(name, "racks") == 0) {
+        char *end;
+        long n = strtol(v, &end, 10);
+        if (*end || end == v || n < 1 || n > 65536)
+            goto bad;
+        *(name[0] == 'n' ? &m->nodes : name[0] == 'r' && name[1] == 'a' && name[2] == 'n'
+                                          ? &m->rpn
+                                          : &m->racks) = (uint32_t)n;
+        *shape |= strcmp(name, "racks") == 0 ? 2 : 1;
+        return 0;
+    }
+    if (strcmp(name, "round-robin") == 0) {
+        m->round_robin = 1;
+        return 0;
+    }
+    if (strcmp(name, "topo") == 0) {
+        *topo = v;
+        return 0;
+    }
+    m->name = "custom";
+    if (strcmp(name, "uplink-bw") == 0 && strcmp(v, "0") == 0) {
+        m->uplink_bw = 0;
+        return 0;
+    }
+    if (strstr(name, "-bw")) {
+        if (hs_parse_bw(v, &x) != 0)
+            goto bad;
+        *(strcmp(name, "intra-bw") == 0 ? &m->intra.bw : strcmp(name, "nic-bw") == 0 ? &m->nic.bw
+          : strcmp(name, "uplink-bw") == 0 ? &m->uplink_bw
+          : strcmp(name, "reduce-bw") == 0 ? &m->reduce_bw : &m->copy_bw) = x;
+        return 0;
+    }
+    if (hs_parse_time(v, &x) != 0)
+        goto bad;
+    *(strcmp(name, "intra-lat") == 0 ? &m->intra.lat : strcmp(name, "nic-lat") == 0
+                                                          ? &m->nic.lat
+                                                          : &m->spine_lat) = x;
+    return 0;
+bad:
+    snprintf(err, errlen, "bad value '%s' for --%s", v, name);
+    return -1;
+}
+
+int hs_machine_args(int *argc, char **argv, hs_machine_t *m, const char **topo, char *err,
+                    size_t errlen)
+{
+    const char *mname = "fattree";
+    int shape = 0;
+    /* pass 1: find the preset; pass 2: apply the rest on top; then drop them */
+    for (int pass = 1; pass <= 2; pass++) {
+        int out = 1;
+        for (int i = 1; i < *argc; i++) {
+            const char *a = argv[i];
+            if (strcmp(a, "--") == 0) { /* the rest is not ours */
+                if (pass == 2)
+                    while (i < *argc)
+                        argv[out++] = argv[i++];
+                break;
+            }
+            size_t k, nm = sizeof(mopts) / sizeof(mopts[0]);
+            const char *eq = strchr(a, '=');
+            for (k = 0; k < nm; k++) {
+                size_t l = strlen(mopts[k].name);
+                if (strncmp(a, "--", 2) == 0 && strncmp(a + 2, mopts[k].name, l) == 0 &&
+                    (a[2 + l] == '\0' || (a[2 + l] == '=' && mopts[k].arg)))
+                    break;
+            }
+            if (k == nm) {
+                if (pass == 2)
+                    argv[out++] = argv[i];
+                continue;
+            }
+            const char *v = NULL;
+            if (mopts[k].arg) {
+                if (eq)
+                    v = eq + 1;
+                else if (i + 1 < *argc)
+                    v = argv[++i];
+                else {
+                    snprintf(err, errlen, "--%s needs a value", mopts[k].name);
+                    return -1;
+                }
+            }
+            if (pass == 1) {
+                if (strcmp(mopts[k].name, "machine") == 0)
+                    mname = v;
+                continue;
+            }
+            if (strcmp(mopts[k].name, "machine") == 0)
+                continue;
+            if (apply_opt(m, mopts[k].name, v, &shape, topo, err, errlen) != 0)
+                return -1;
+        }
+        if (pass == 1) {
+            const hs_machine_t *p = hs_preset(mname);
+            if (p == NULL) {
+                snprintf(err, errlen, "unknown machine '%s' (--presets lists them)", mname);
+                return -1;
+            }
+            *m = *p;
+            *topo = NULL;
+        } else {
+            *argc = out;
+            argv[out] = NULL;
+        }
+    }
+    if (*topo == NULL && !shape && getenv("HCCL_TOPO_FILE") && *getenv("HCCL_TOPO_FILE"))
+        *topo = getenv("HCCL_TOPO_FILE");
+    if (*topo && shape) {
+        snprintf(err, errlen, "--topo (or HCCL_TOPO_FILE) and a shape (--nodes, "
+                 "--ranks-per-node, --racks): one or the other");
+        return -1;
+    }
+    if ((shape & 1) && !(shape & 2) && m->racks > m->nodes)
+        m->racks = m->nodes; /* the preset's racks, fewer nodes */
+    return 0;
+}
+
 /* ------------------------------------------------------------ the simulator */
 
 struct hs_sim {

@@ -73,8 +73,7 @@ static const struct {
     {"alltoall", HC_COLL_ALLTOALL},
 };
 
-enum { O_MACHINE = 256, O_NODES, O_RPN, O_RACKS, O_RR, O_TOPO, O_IBW, O_ILAT, O_NBW, O_NLAT,
-       O_UBW, O_SLAT, O_RBW, O_CBW, O_BLIND, O_MAXSTEPS, O_PRESETS };
+enum { O_BLIND = 256, O_MAXSTEPS, O_PRESETS };
 
 static int bad(const char *opt, const char *v)
 {
@@ -85,50 +84,21 @@ static int bad(const char *opt, const char *v)
 int main(int argc, char **argv)
 {
     static const struct option lo[] = {
-        {"machine", 1, 0, O_MACHINE}, {"nodes", 1, 0, O_NODES}, {"ranks-per-node", 1, 0, O_RPN},
-        {"racks", 1, 0, O_RACKS}, {"round-robin", 0, 0, O_RR}, {"topo", 1, 0, O_TOPO},
-        {"intra-bw", 1, 0, O_IBW}, {"intra-lat", 1, 0, O_ILAT}, {"nic-bw", 1, 0, O_NBW},
-        {"nic-lat", 1, 0, O_NLAT}, {"uplink-bw", 1, 0, O_UBW}, {"spine-lat", 1, 0, O_SLAT},
-        {"reduce-bw", 1, 0, O_RBW}, {"copy-bw", 1, 0, O_CBW}, {"blind", 0, 0, O_BLIND},
-        {"max-steps", 1, 0, O_MAXSTEPS}, {"presets", 0, 0, O_PRESETS}, {"help", 0, 0, 'h'},
-        {0, 0, 0, 0}};
-    const char *mname = "fattree", *topo = NULL, *cname = "allreduce", *alist = "all";
+        {"blind", 0, 0, O_BLIND}, {"max-steps", 1, 0, O_MAXSTEPS}, {"presets", 0, 0, O_PRESETS},
+        {"help", 0, 0, 'h'}, {0, 0, 0, 0}};
+    const char *topo = NULL, *cname = "allreduce", *alist = "all";
     uint64_t minb = 64 << 10, maxb = 64 << 20, max_steps = HS_MAX_STEPS_DEFAULT;
     double factor = 4;
-    int blind = 0, longfmt = 0, shape = 0, opt;
-    long nodes = -1, rpn = -1, racks = -1;
-    struct {
-        int set;
-        double v;
-    } ov[O_PRESETS + 1];
-    memset(ov, 0, sizeof(ov));
-    int rr = 0;
+    int blind = 0, longfmt = 0, opt;
+    hs_machine_t m;
+    char err[512];
+    if (hs_machine_args(&argc, argv, &m, &topo, err, sizeof(err)) != 0) {
+        fprintf(stderr, "hcomm-sim: %s (--help)\n", err);
+        return 2;
+    }
+    const int rr = m.round_robin;
     while ((opt = getopt_long(argc, argv, "C:b:e:f:a:lh", lo, NULL)) != -1) {
         switch (opt) {
-        case O_MACHINE: mname = optarg; break;
-        case O_NODES: case O_RPN: case O_RACKS: {
-            char *end;
-            long v = strtol(optarg, &end, 10);
-            if (*end || v < 1 || v > 65536)
-                return bad(lo[opt - O_MACHINE].name, optarg);
-            *(opt == O_NODES ? &nodes : opt == O_RPN ? &rpn : &racks) = v;
-            shape = 1;
-            break;
-        }
-        case O_RR: rr = 1; break;
-        case O_TOPO: topo = optarg; break;
-        case O_IBW: case O_NBW: case O_UBW: case O_RBW: case O_CBW:
-            if (strcmp(optarg, "0") == 0 && opt == O_UBW)
-                ov[opt].v = 0;
-            else if (hs_parse_bw(optarg, &ov[opt].v) != 0)
-                return bad(lo[opt - O_MACHINE].name, optarg);
-            ov[opt].set = 1;
-            break;
-        case O_ILAT: case O_NLAT: case O_SLAT:
-            if (hs_parse_time(optarg, &ov[opt].v) != 0)
-                return bad(lo[opt - O_MACHINE].name, optarg);
-            ov[opt].set = 1;
-            break;
         case O_BLIND: blind = 1; break;
         case O_MAXSTEPS: {
             char *end;
@@ -156,40 +126,6 @@ int main(int argc, char **argv)
     }
     if (optind < argc) {
         fprintf(stderr, "hcomm-sim: unexpected argument '%s' (--help)\n", argv[optind]);
-        return 2;
-    }
-    const hs_machine_t *pm = hs_preset(mname);
-    if (pm == NULL) {
-        fprintf(stderr, "hcomm-sim: unknown machine '%s'; the presets:\n", mname);
-        hs_presets_print(stderr);
-        return 2;
-    }
-    hs_machine_t m = *pm;
-    if (nodes > 0)
-        m.nodes = (uint32_t)nodes;
-    if (rpn > 0)
-        m.rpn = (uint32_t)rpn;
-    if (racks > 0)
-        m.racks = (uint32_t)racks;
-    else if (nodes > 0 && m.racks > m.nodes)
-        m.racks = m.nodes;
-    m.round_robin = rr;
-    if (ov[O_IBW].set) m.intra.bw = ov[O_IBW].v;
-    if (ov[O_ILAT].set) m.intra.lat = ov[O_ILAT].v;
-    if (ov[O_NBW].set) m.nic.bw = ov[O_NBW].v;
-    if (ov[O_NLAT].set) m.nic.lat = ov[O_NLAT].v;
-    if (ov[O_UBW].set) m.uplink_bw = ov[O_UBW].v;
-    if (ov[O_SLAT].set) m.spine_lat = ov[O_SLAT].v;
-    if (ov[O_RBW].set) m.reduce_bw = ov[O_RBW].v;
-    if (ov[O_CBW].set) m.copy_bw = ov[O_CBW].v;
-    if (ov[O_IBW].set || ov[O_NBW].set || ov[O_UBW].set || ov[O_RBW].set || ov[O_CBW].set ||
-        ov[O_ILAT].set || ov[O_NLAT].set || ov[O_SLAT].set)
-        m.name = "custom";
-    if (topo == NULL && !shape && getenv("HCCL_TOPO_FILE") && *getenv("HCCL_TOPO_FILE"))
-        topo = getenv("HCCL_TOPO_FILE");
-    if (topo && shape) {
-        fprintf(stderr, "hcomm-sim: --topo and a shape (--nodes, --ranks-per-node, --racks): "
-                        "one or the other\n");
         return 2;
     }
     hc_coll_t coll = HC_COLL_LAST;
@@ -222,7 +158,6 @@ int main(int argc, char **argv)
             names[na++] = a->name;
         }
     }
-    char err[512];
     hs_sim_t *s = hs_create(&m, topo, err, sizeof(err));
     if (s == NULL) {
         fprintf(stderr, "hcomm-sim: %s\n", err);

@@ -58,6 +58,15 @@ const hs_machine_t *hs_preset(const char *name);
 /* Print the presets with their sources. */
 void hs_presets_print(FILE *f);
 
+/* The machine options (--machine NAME first, then --nodes, --ranks-per-node,
+ * --racks, --round-robin, --topo FILE, --intra-bw, --intra-lat, --nic-bw,
+ * --nic-lat, --uplink-bw, --spine-lat, --reduce-bw, --copy-bw; "--opt v" or
+ * "--opt=v"), taken out of argv (the rest stays, in order, for the tool's
+ * own parser). *topo: --topo, else $HCCL_TOPO_FILE when no shape is given.
+ * 0, or -1 with the reason in err. */
+int hs_machine_args(int *argc, char **argv, hs_machine_t *m, const char **topo, char *err,
+                    size_t errlen);
+
 typedef struct hs_sim hs_sim_t;
 
 /* A simulator for the machine: its placement from topo_file (an
