@@ -701,16 +701,37 @@ static ev_t heap_pop(heap_t *h)
     return top;
 }
 
-/* The replay state of one run. Events at the current time (a RECV whose
+/* Event kinds (ev_t.arrival) */
+enum { EV_DONE = 0, EV_ARRIVAL = 1, EV_TX = 2 /* g: a sender that may send again */ };
+
+/* How many queued messages of a sender are looked at when the first one's
+ * receiver is busy (a sender with messages to several peers keeps them
+ * apart, as TCP connections do). */
+#define HS_LOOKAHEAD 64
+
+/*
+ * The replay state of one run. Events at the current time (a RECV whose
  * message is in, a NOP) skip the heap: a FIFO of them is drained before
- * the next heap event, which is never earlier. */
+ * the next heap event, which is never earlier.
+ *
+ * Senders: a rank's port (ids 0..n-1, messages inside its node) and a
+ * node's NIC (ids n..n+nnodes-1). Each keeps a FIFO of the messages ready
+ * to go (linked through qnext); it sends one at a time, when the rest of
+ * the path (the receiver's port or NIC, the uplink lanes) is free now.
+ * Nothing is booked ahead: a message that cannot go yet waits in its
+ * sender's queue, and the sender retries when the path frees.
+ */
 typedef struct {
     hs_sim_t *s;
     heap_t h;
     ev_t *fifo;
     size_t fhead, fn, fcap;
     double now;
-    double *port_tx, *port_rx, *nic_tx, *nic_rx, *up, *down, *engine;
+    double *tx_free;          /* [n + nnodes] */
+    uint32_t *qhead, *qtail;  /* [n + nnodes]; UINT32_MAX: empty */
+    uint8_t *tx_busy;         /* sending, or waiting for a retry event */
+    uint32_t *qnext;          /* per step */
+    double *port_rx, *nic_rx, *up, *down, *engine;
     double end;
     int oom;
 } run_t;
@@ -771,6 +792,82 @@ static uint32_t best_lane(const double *lanes, uint32_t n)
     return b;
 }
 
+/* The rest of send g's path (after its sender): when it is free, and its
+ * bandwidth and latency. *lu, *ld: the uplink lanes it would take. */
+static double path_free(run_t *r, uint32_t a, uint32_t b, uint32_t *lu, uint32_t *ld,
+                        double *bw, double *lat)
+{
+    hs_sim_t *s = r->s;
+    const hs_machine_t *m = &s->m;
+    if (s->node_of[a] == s->node_of[b]) {
+        *bw = m->intra.bw;
+        *lat = m->intra.lat;
+        return r->port_rx[b];
+    }
+    const uint32_t nb = s->node_of[b];
+    if (s->rack_of[a] == s->rack_of[b] || s->lanes == 0) {
+        *bw = m->nic.bw;
+        *lat = m->nic.lat + (s->rack_of[a] == s->rack_of[b] ? 0 : m->spine_lat);
+        return r->nic_rx[nb];
+    }
+    const double *up = r->up + (size_t)s->rack_of[a] * s->lanes;
+    const double *dn = r->down + (size_t)s->rack_of[b] * s->lanes;
+    *lu = best_lane(up, s->lanes);
+    *ld = best_lane(dn, s->lanes);
+    const double lane_bw = m->uplink_bw / s->lanes;
+    *bw = lane_bw < m->nic.bw ? lane_bw : m->nic.bw;
+    *lat = m->nic.lat + m->spine_lat;
+    return max2(r->nic_rx[nb], max2(up[*lu], dn[*ld]));
+}
+
+/* Sender x is free at time t: send the first queued message whose path is
+ * free (of the first HS_LOOKAHEAD), or retry when the first of them frees. */
+static void try_send(run_t *r, uint32_t x, double t)
+{
+    hs_sim_t *s = r->s;
+    r->tx_busy[x] = 0;
+    uint32_t prev = UINT32_MAX, g = r->qhead[x];
+    double soonest = 0;
+    for (int k = 0; g != UINT32_MAX && k < HS_LOOKAHEAD; k++, prev = g, g = r->qnext[g]) {
+        const uint32_t a = rank_of(s, g), b = s->peer[g];
+        uint32_t lu = 0, ld = 0;
+        double bw, lat;
+        const double f = path_free(r, a, b, &lu, &ld, &bw, &lat);
+        if (f > t) {
+            if (k == 0 || f < soonest)
+                soonest = f;
+            continue;
+        }
+        /* unlink and send */
+        if (prev == UINT32_MAX)
+            r->qhead[x] = r->qnext[g];
+        else
+            r->qnext[prev] = r->qnext[g];
+        if (r->qtail[x] == g)
+            r->qtail[x] = prev;
+        const double end = t + (double)s->bytes[g] / bw;
+        r->tx_free[x] = end;
+        if (s->node_of[a] == s->node_of[b]) {
+            r->port_rx[b] = end;
+        } else {
+            r->nic_rx[s->node_of[b]] = end;
+            if (s->rack_of[a] != s->rack_of[b] && s->lanes) {
+                r->up[(size_t)s->rack_of[a] * s->lanes + lu] = end;
+                r->down[(size_t)s->rack_of[b] * s->lanes + ld] = end;
+            }
+        }
+        r->tx_busy[x] = 1;
+        push(r, end, g, EV_DONE);
+        push(r, end + lat, s->aux[g], EV_ARRIVAL);
+        push(r, end, x, EV_TX);
+        return;
+    }
+    if (r->qhead[x] != UINT32_MAX) { /* all looked at wait for their receivers */
+        r->tx_busy[x] = 1;
+        push(r, soonest, x, EV_TX);
+    }
+}
+
 /* Step g's inputs are all there at time t: run it. */
 static void start(run_t *r, uint32_t g, double t)
 {
@@ -779,32 +876,15 @@ static void start(run_t *r, uint32_t g, double t)
     switch (s->kind[g]) {
     case HC_STEP_SEND: {
         const uint32_t a = rank_of(s, g), b = s->peer[g];
-        const double n = (double)s->bytes[g];
-        double st, d, lat;
-        if (s->node_of[a] == s->node_of[b]) {
-            st = max2(t, max2(r->port_tx[a], r->port_rx[b]));
-            d = n / m->intra.bw;
-            r->port_tx[a] = r->port_rx[b] = st + d;
-            lat = m->intra.lat;
-        } else if (s->rack_of[a] == s->rack_of[b] || s->lanes == 0) {
-            const uint32_t na = s->node_of[a], nb = s->node_of[b];
-            st = max2(t, max2(r->nic_tx[na], r->nic_rx[nb]));
-            d = n / m->nic.bw;
-            r->nic_tx[na] = r->nic_rx[nb] = st + d;
-            lat = m->nic.lat + (s->rack_of[a] == s->rack_of[b] ? 0 : m->spine_lat);
-        } else {
-            const uint32_t na = s->node_of[a], nb = s->node_of[b];
-            double *up = r->up + (size_t)s->rack_of[a] * s->lanes;
-            double *dn = r->down + (size_t)s->rack_of[b] * s->lanes;
-            const uint32_t lu = best_lane(up, s->lanes), ld = best_lane(dn, s->lanes);
-            st = max2(max2(t, max2(r->nic_tx[na], r->nic_rx[nb])), max2(up[lu], dn[ld]));
-            const double lane_bw = m->uplink_bw / s->lanes;
-            d = n / (lane_bw < m->nic.bw ? lane_bw : m->nic.bw);
-            r->nic_tx[na] = r->nic_rx[nb] = up[lu] = dn[ld] = st + d;
-            lat = m->nic.lat + m->spine_lat;
-        }
-        push(r, st + d, g, 0);
-        push(r, st + d + lat, s->aux[g], 1);
+        const uint32_t x = s->node_of[a] == s->node_of[b] ? a : s->n + s->node_of[a];
+        r->qnext[g] = UINT32_MAX;
+        if (r->qhead[x] == UINT32_MAX)
+            r->qhead[x] = g;
+        else
+            r->qnext[r->qtail[x]] = g;
+        r->qtail[x] = g;
+        if (!r->tx_busy[x] && r->tx_free[x] <= t)
+            try_send(r, x, t);
         break;
     }
     case HC_STEP_REDUCE:
@@ -836,9 +916,12 @@ static void run_free(run_t *r)
 {
     free(r->h.v);
     free(r->fifo);
-    free(r->port_tx);
+    free(r->tx_free);
+    free(r->qhead);
+    free(r->qtail);
+    free(r->tx_busy);
+    free(r->qnext);
     free(r->port_rx);
-    free(r->nic_tx);
     free(r->nic_rx);
     free(r->up);
     free(r->down);
@@ -1031,17 +1114,24 @@ int hs_replay(hs_sim_t *s, hs_build_fn build, void *bctx, hs_result_t *res, char
     const double t1 = now_s();
     run_t r = {.s = s};
     const size_t lanes = (size_t)s->nracks * (s->lanes ? s->lanes : 1);
-    r.port_tx = calloc(s->n, sizeof(double));
+    const size_t ntx = (size_t)s->n + s->nnodes;
+    r.tx_free = calloc(ntx, sizeof(double));
+    r.qhead = malloc(ntx * sizeof(uint32_t));
+    r.qtail = malloc(ntx * sizeof(uint32_t));
+    r.tx_busy = calloc(ntx, 1);
+    r.qnext = malloc((ns + 1) * sizeof(uint32_t));
     r.port_rx = calloc(s->n, sizeof(double));
     r.engine = calloc(s->n, sizeof(double));
-    r.nic_tx = calloc(s->nnodes, sizeof(double));
     r.nic_rx = calloc(s->nnodes, sizeof(double));
     r.up = calloc(lanes, sizeof(double));
     r.down = calloc(lanes, sizeof(double));
-    if (!r.port_tx || !r.port_rx || !r.engine || !r.nic_tx || !r.nic_rx || !r.up || !r.down) {
+    if (!r.tx_free || !r.qhead || !r.qtail || !r.tx_busy || !r.qnext || !r.port_rx ||
+        !r.engine || !r.nic_rx || !r.up || !r.down) {
         run_free(&r);
         goto oom;
     }
+    for (size_t x = 0; x < ntx; x++)
+        r.qhead[x] = r.qtail[x] = UINT32_MAX;
     for (uint64_t g = 0; g < ns; g++)
         if (s->pending[g] == 0)
             start(&r, (uint32_t)g, 0);
@@ -1055,8 +1145,12 @@ int hs_replay(hs_sim_t *s, hs_build_fn build, void *bctx, hs_result_t *res, char
             e = heap_pop(&r.h);
             r.now = e.t;
         }
-        if (e.arrival) {
+        if (e.arrival == EV_ARRIVAL) {
             input(&r, e.g, e.t);
+            continue;
+        }
+        if (e.arrival == EV_TX) {
+            try_send(&r, e.g, e.t);
             continue;
         }
         done++;
