@@ -32,12 +32,13 @@
 
 static const hs_machine_t presets[] = {
     {.name = "emu",
-     .source = "this machine's emulated cluster (tools/hcomm-cluster, one rank per host, "
-               "netem rate 300mbit): link rate and latency measured with hcomm-perf "
-               "(docs/SCALE.md, Calibration); --nic-bw follows the cluster's --rate",
+     .source = "this machine's emulated cluster (tools/hcomm-cluster up N --rate 300mbit, "
+               "one rank per host): a link carries 0.95 of its tbf rate (2 hosts, RING "
+               "64 MB: 1.889 s), 15 us a message (docs/CLUSTER.md: 8 B AllReduce 14 us); "
+               "--nic-bw RATE*0.95 for other rates (docs/SCALE.md, Calibration)",
      .nodes = 4, .rpn = 1, .racks = 1,
      .intra = {.lat = 1e-6, .bw = 5 * GB},
-     .nic = {.lat = 120e-6, .bw = 0.3 * GBIT * 0.93},
+     .nic = {.lat = 15e-6, .bw = 0.3 * GBIT * 0.95},
      .uplink_bw = 0, .spine_lat = 0,
      .reduce_bw = 2 * GB, .copy_bw = 5 * GB},
     {.name = "nvlink8",
@@ -305,7 +306,7 @@ struct hs_sim {
     hc_topo_t *topo;
     hc_topo_view_t view, flat;
     hc_config_t cfg;
-    uint32_t n, nnodes, nracks, lanes;
+    uint32_t n, nnodes, nracks;
     uint64_t max_steps;
     /* per rank: node and rack (numbered as topo/ numbers them) */
     uint32_t *node_of, *rack_of;
@@ -494,11 +495,6 @@ hs_sim_t *hs_create(const hs_machine_t *m, const char *topo_file, char *err, siz
         s->node_of[i] = s->topo->r[i].node;
         s->rack_of[i] = s->topo->r[i].rack;
     }
-    s->lanes = 0;
-    if (s->m.uplink_bw > 0) {
-        double l = floor(s->m.uplink_bw / s->m.nic.bw + 0.5);
-        s->lanes = l < 1 ? 1 : l > 4096 ? 4096 : (uint32_t)l;
-    }
     return s;
 fail:
     if (tmpfd >= 0)
@@ -642,7 +638,8 @@ static int select_algo(hs_sim_t *s, const hc_topo_view_t *v, hc_coll_args_t *a, 
 typedef struct {
     double t;
     uint32_t g;
-    uint32_t arrival; /* 1: the message of RECV g arrived; 0: step g completed */
+    uint32_t arrival; /* the event's kind (EV_*) */
+    uint32_t ver;     /* EV_FLOW: the channel's version it was computed for */
 } ev_t;
 
 typedef struct {
@@ -654,9 +651,11 @@ static int ev_less(const ev_t *a, const ev_t *b)
 {
     if (a->t != b->t)
         return a->t < b->t;
+    if (a->arrival != b->arrival)
+        return a->arrival < b->arrival;
     if (a->g != b->g)
         return a->g < b->g;
-    return a->arrival < b->arrival;
+    return a->ver < b->ver;
 }
 
 static int heap_push(heap_t *h, ev_t e)
@@ -702,36 +701,51 @@ static ev_t heap_pop(heap_t *h)
 }
 
 /* Event kinds (ev_t.arrival) */
-enum { EV_DONE = 0, EV_ARRIVAL = 1, EV_TX = 2 /* g: a sender that may send again */ };
-
-/* How many queued messages of a sender are looked at when the first one's
- * receiver is busy (a sender with messages to several peers keeps them
- * apart, as TCP connections do). */
-#define HS_LOOKAHEAD 64
+enum { EV_DONE = 0, EV_ARRIVAL = 1, EV_FLOW = 2 /* g: a channel's message may be through */ };
 
 /*
- * The replay state of one run. Events at the current time (a RECV whose
- * message is in, a NOP) skip the heap: a FIFO of them is drained before
- * the next heap event, which is never earlier.
+ * The network: channels and links, bandwidth shared fairly.
  *
- * Senders: a rank's port (ids 0..n-1, messages inside its node) and a
- * node's NIC (ids n..n+nnodes-1). Each keeps a FIFO of the messages ready
- * to go (linked through qnext); it sends one at a time, when the rest of
- * the path (the receiver's port or NIC, the uplink lanes) is free now.
- * Nothing is booked ahead: a message that cannot go yet waits in its
- * sender's queue, and the sender retries when the path frees.
+ * A channel is an ordered pair (sender, receiver), as a transport
+ * connection is: its messages go one after the other, in the order they
+ * became ready. The message at a channel's head is a flow over the links
+ * of its path: the sender's port and the receiver's (inside a node), or
+ * the two NICs, and between racks also the sender rack's uplink and the
+ * receiver rack's downlink. Every link divides its bandwidth equally
+ * among the flows on it; a flow gets the least of its links' shares.
+ * When a flow starts or ends, the flows sharing a link with it get their
+ * new rate and a new end time (older end events are dropped by version).
  */
+typedef struct {
+    uint32_t a, b;          /* sender, receiver */
+    uint32_t head, tail;    /* queued messages (SEND steps) via qnext; UINT32_MAX */
+    uint32_t ver;
+    uint8_t active, nl;
+    uint32_t link[4];       /* the links of its path */
+    uint32_t pos[4];        /* its index in each link's flow list */
+    double rem, rate, tlast, lat;
+} chan_t;
+
+typedef struct {
+    double cap;
+    uint32_t *f, nf, capf;  /* channels flowing through it */
+} link_t;
+
 typedef struct {
     hs_sim_t *s;
     heap_t h;
     ev_t *fifo;
     size_t fhead, fn, fcap;
     double now;
-    double *tx_free;          /* [n + nnodes] */
-    uint32_t *qhead, *qtail;  /* [n + nnodes]; UINT32_MAX: empty */
-    uint8_t *tx_busy;         /* sending, or waiting for a retry event */
-    uint32_t *qnext;          /* per step */
-    double *port_rx, *nic_rx, *up, *down, *engine;
+    chan_t *ch;
+    uint32_t nch, capch;
+    uint64_t *hkey;         /* channel hash: key a * n + b + 1 (0: empty) */
+    uint32_t *hval, hmask;
+    link_t *lk;             /* port tx [n], port rx [n], NIC tx [nn], NIC rx [nn],
+                             * uplink [nr], downlink [nr] */
+    uint32_t nlk;
+    uint32_t *qnext;        /* per step */
+    double *engine;
     double end;
     int oom;
 } run_t;
@@ -754,9 +768,9 @@ static double max2(double a, double b)
     return a > b ? a : b;
 }
 
-static void push(run_t *r, double t, uint32_t g, uint32_t arrival)
+static void push_v(run_t *r, double t, uint32_t g, uint32_t kind, uint32_t ver)
 {
-    ev_t e = {t, g, arrival};
+    ev_t e = {t, g, kind, ver};
     if (t <= r->now) {
         if (r->fn == r->fcap) {
             if (r->fhead > 0) { /* slide the live part down */
@@ -782,90 +796,182 @@ static void push(run_t *r, double t, uint32_t g, uint32_t arrival)
         r->oom = 1;
 }
 
-/* Lane of a rack's uplink (or downlink) that frees first. */
-static uint32_t best_lane(const double *lanes, uint32_t n)
+static void push(run_t *r, double t, uint32_t g, uint32_t kind)
 {
-    uint32_t b = 0;
-    for (uint32_t i = 1; i < n; i++)
-        if (lanes[i] < lanes[b])
-            b = i;
-    return b;
+    push_v(r, t, g, kind, 0);
 }
 
-/* The rest of send g's path (after its sender): when it is free, and its
- * bandwidth and latency. *lu, *ld: the uplink lanes it would take. */
-static double path_free(run_t *r, uint32_t a, uint32_t b, uint32_t *lu, uint32_t *ld,
-                        double *bw, double *lat)
+/* The channel a -> b (made on first use); UINT32_MAX when out of memory. */
+static uint32_t channel(run_t *r, uint32_t a, uint32_t b)
 {
     hs_sim_t *s = r->s;
-    const hs_machine_t *m = &s->m;
-    if (s->node_of[a] == s->node_of[b]) {
-        *bw = m->intra.bw;
-        *lat = m->intra.lat;
-        return r->port_rx[b];
-    }
-    const uint32_t nb = s->node_of[b];
-    if (s->rack_of[a] == s->rack_of[b] || s->lanes == 0) {
-        *bw = m->nic.bw;
-        *lat = m->nic.lat + (s->rack_of[a] == s->rack_of[b] ? 0 : m->spine_lat);
-        return r->nic_rx[nb];
-    }
-    const double *up = r->up + (size_t)s->rack_of[a] * s->lanes;
-    const double *dn = r->down + (size_t)s->rack_of[b] * s->lanes;
-    *lu = best_lane(up, s->lanes);
-    *ld = best_lane(dn, s->lanes);
-    const double lane_bw = m->uplink_bw / s->lanes;
-    *bw = lane_bw < m->nic.bw ? lane_bw : m->nic.bw;
-    *lat = m->nic.lat + m->spine_lat;
-    return max2(r->nic_rx[nb], max2(up[*lu], dn[*ld]));
-}
-
-/* Sender x is free at time t: send the first queued message whose path is
- * free (of the first HS_LOOKAHEAD), or retry when the first of them frees. */
-static void try_send(run_t *r, uint32_t x, double t)
-{
-    hs_sim_t *s = r->s;
-    r->tx_busy[x] = 0;
-    uint32_t prev = UINT32_MAX, g = r->qhead[x];
-    double soonest = 0;
-    for (int k = 0; g != UINT32_MAX && k < HS_LOOKAHEAD; k++, prev = g, g = r->qnext[g]) {
-        const uint32_t a = rank_of(s, g), b = s->peer[g];
-        uint32_t lu = 0, ld = 0;
-        double bw, lat;
-        const double f = path_free(r, a, b, &lu, &ld, &bw, &lat);
-        if (f > t) {
-            if (k == 0 || f < soonest)
-                soonest = f;
-            continue;
+    const uint64_t key = (uint64_t)a * s->n + b + 1;
+    if (2 * (r->nch + 1) > r->hmask + 1) { /* grow the hash to keep it half empty */
+        const uint32_t nm = r->hmask ? 2 * (r->hmask + 1) - 1 : 1023;
+        uint64_t *nk = calloc((size_t)nm + 1, sizeof(uint64_t));
+        uint32_t *nv = malloc(((size_t)nm + 1) * sizeof(uint32_t));
+        if (nk == NULL || nv == NULL) {
+            free(nk);
+            free(nv);
+            return UINT32_MAX;
         }
-        /* unlink and send */
-        if (prev == UINT32_MAX)
-            r->qhead[x] = r->qnext[g];
-        else
-            r->qnext[prev] = r->qnext[g];
-        if (r->qtail[x] == g)
-            r->qtail[x] = prev;
-        const double end = t + (double)s->bytes[g] / bw;
-        r->tx_free[x] = end;
-        if (s->node_of[a] == s->node_of[b]) {
-            r->port_rx[b] = end;
-        } else {
-            r->nic_rx[s->node_of[b]] = end;
-            if (s->rack_of[a] != s->rack_of[b] && s->lanes) {
-                r->up[(size_t)s->rack_of[a] * s->lanes + lu] = end;
-                r->down[(size_t)s->rack_of[b] * s->lanes + ld] = end;
+        for (uint32_t i = 0; r->hkey && i <= r->hmask; i++) {
+            if (r->hkey[i] == 0)
+                continue;
+            uint32_t j = (uint32_t)(r->hkey[i] * 0x9E3779B97F4A7C15ull >> 32) & nm;
+            while (nk[j])
+                j = (j + 1) & nm;
+            nk[j] = r->hkey[i];
+            nv[j] = r->hval[i];
+        }
+        free(r->hkey);
+        free(r->hval);
+        r->hkey = nk;
+        r->hval = nv;
+        r->hmask = nm;
+    }
+    uint32_t j = (uint32_t)(key * 0x9E3779B97F4A7C15ull >> 32) & r->hmask;
+    while (r->hkey[j]) {
+        if (r->hkey[j] == key)
+            return r->hval[j];
+        j = (j + 1) & r->hmask;
+    }
+    if (r->nch == r->capch) {
+        uint32_t c = r->capch ? 2 * r->capch : 1024;
+        chan_t *v = realloc(r->ch, c * sizeof(chan_t));
+        if (v == NULL)
+            return UINT32_MAX;
+        r->ch = v;
+        r->capch = c;
+    }
+    chan_t *c = &r->ch[r->nch];
+    memset(c, 0, sizeof(*c));
+    c->a = a;
+    c->b = b;
+    c->head = c->tail = UINT32_MAX;
+    const hs_machine_t *m = &s->m;
+    const uint32_t n = s->n, nn = s->nnodes, nr = s->nracks;
+    if (s->node_of[a] == s->node_of[b]) {
+        c->link[0] = a;
+        c->link[1] = n + b;
+        c->nl = 2;
+        c->lat = m->intra.lat;
+    } else {
+        c->link[0] = 2 * n + s->node_of[a];
+        c->link[1] = 2 * n + nn + s->node_of[b];
+        c->nl = 2;
+        c->lat = m->nic.lat;
+        if (s->rack_of[a] != s->rack_of[b]) {
+            c->lat += m->spine_lat;
+            if (m->uplink_bw > 0) {
+                c->link[2] = 2 * n + 2 * nn + s->rack_of[a];
+                c->link[3] = 2 * n + 2 * nn + nr + s->rack_of[b];
+                c->nl = 4;
             }
         }
-        r->tx_busy[x] = 1;
-        push(r, end, g, EV_DONE);
-        push(r, end + lat, s->aux[g], EV_ARRIVAL);
-        push(r, end, x, EV_TX);
-        return;
     }
-    if (r->qhead[x] != UINT32_MAX) { /* all looked at wait for their receivers */
-        r->tx_busy[x] = 1;
-        push(r, soonest, x, EV_TX);
+    r->hkey[j] = key;
+    r->hval[j] = r->nch;
+    return r->nch++;
+}
+
+/* Channel c's rate now: the least equal share of its links. */
+static double chan_rate(const run_t *r, const chan_t *c)
+{
+    double rate = 0;
+    for (uint32_t k = 0; k < c->nl; k++) {
+        const link_t *l = &r->lk[c->link[k]];
+        const double sh = l->cap / (double)l->nf;
+        if (k == 0 || sh < rate)
+            rate = sh;
     }
+    return rate;
+}
+
+/* Bring the flows on the links of channel c up to time t, with new rates. */
+static void reshare(run_t *r, const chan_t *c, double t)
+{
+    for (uint32_t k = 0; k < c->nl; k++) {
+        const link_t *l = &r->lk[c->link[k]];
+        for (uint32_t i = 0; i < l->nf; i++) {
+            const uint32_t id = l->f[i];
+            chan_t *o = &r->ch[id];
+            o->rem -= o->rate * (t - o->tlast);
+            if (o->rem < 0)
+                o->rem = 0;
+            o->tlast = t;
+            o->rate = chan_rate(r, o);
+            o->ver++;
+            push_v(r, t + o->rem / o->rate, id, EV_FLOW, o->ver);
+        }
+    }
+}
+
+/* The message at the head of channel id starts flowing at time t. */
+static void flow_start(run_t *r, uint32_t id, double t)
+{
+    chan_t *c = &r->ch[id];
+    const uint32_t g = c->head;
+    /* the others on its links first, at their old rates up to now */
+    for (uint32_t k = 0; k < c->nl; k++) {
+        const link_t *l = &r->lk[c->link[k]];
+        for (uint32_t i = 0; i < l->nf; i++) {
+            chan_t *o = &r->ch[l->f[i]];
+            o->rem -= o->rate * (t - o->tlast);
+            if (o->rem < 0)
+                o->rem = 0;
+            o->tlast = t;
+        }
+    }
+    for (uint32_t k = 0; k < c->nl; k++) {
+        link_t *l = &r->lk[c->link[k]];
+        if (l->nf == l->capf) {
+            uint32_t nc = l->capf ? 2 * l->capf : 4;
+            uint32_t *v = realloc(l->f, nc * sizeof(uint32_t));
+            if (v == NULL) {
+                r->oom = 1;
+                return;
+            }
+            l->f = v;
+            l->capf = nc;
+        }
+        c->pos[k] = l->nf;
+        l->f[l->nf++] = id;
+    }
+    c->active = 1;
+    c->rem = (double)r->s->bytes[g];
+    c->rate = 0;
+    c->tlast = t;
+    reshare(r, c, t);
+}
+
+/* Channel id's flow may be through at time t (version ver). */
+static void flow_event(run_t *r, uint32_t id, uint32_t ver, double t)
+{
+    chan_t *c = &r->ch[id];
+    if (!c->active || ver != c->ver)
+        return; /* a rate changed since */
+    const uint32_t g = c->head;
+    push(r, t, g, EV_DONE);
+    push(r, t + c->lat, r->s->aux[g], EV_ARRIVAL);
+    for (uint32_t k = 0; k < c->nl; k++) { /* leave the links */
+        link_t *l = &r->lk[c->link[k]];
+        const uint32_t last = l->f[--l->nf];
+        if (last != id) {
+            l->f[c->pos[k]] = last;
+            chan_t *o = &r->ch[last];
+            for (uint32_t q = 0; q < o->nl; q++)
+                if (o->link[q] == c->link[k])
+                    o->pos[q] = c->pos[k];
+        }
+    }
+    c->active = 0;
+    c->head = r->qnext[g];
+    if (c->head == UINT32_MAX)
+        c->tail = UINT32_MAX;
+    reshare(r, c, t);
+    if (c->head != UINT32_MAX)
+        flow_start(r, id, t);
 }
 
 /* Step g's inputs are all there at time t: run it. */
@@ -875,16 +981,20 @@ static void start(run_t *r, uint32_t g, double t)
     const hs_machine_t *m = &s->m;
     switch (s->kind[g]) {
     case HC_STEP_SEND: {
-        const uint32_t a = rank_of(s, g), b = s->peer[g];
-        const uint32_t x = s->node_of[a] == s->node_of[b] ? a : s->n + s->node_of[a];
+        const uint32_t id = channel(r, rank_of(s, g), s->peer[g]);
+        if (id == UINT32_MAX) {
+            r->oom = 1;
+            return;
+        }
+        chan_t *c = &r->ch[id];
         r->qnext[g] = UINT32_MAX;
-        if (r->qhead[x] == UINT32_MAX)
-            r->qhead[x] = g;
-        else
-            r->qnext[r->qtail[x]] = g;
-        r->qtail[x] = g;
-        if (!r->tx_busy[x] && r->tx_free[x] <= t)
-            try_send(r, x, t);
+        if (c->head == UINT32_MAX) {
+            c->head = c->tail = g;
+            flow_start(r, id, t);
+        } else {
+            r->qnext[c->tail] = g;
+            c->tail = g;
+        }
         break;
     }
     case HC_STEP_REDUCE:
@@ -916,15 +1026,13 @@ static void run_free(run_t *r)
 {
     free(r->h.v);
     free(r->fifo);
-    free(r->tx_free);
-    free(r->qhead);
-    free(r->qtail);
-    free(r->tx_busy);
+    free(r->ch);
+    free(r->hkey);
+    free(r->hval);
+    for (uint32_t i = 0; r->lk && i < r->nlk; i++)
+        free(r->lk[i].f);
+    free(r->lk);
     free(r->qnext);
-    free(r->port_rx);
-    free(r->nic_rx);
-    free(r->up);
-    free(r->down);
     free(r->engine);
 }
 
@@ -1113,25 +1221,18 @@ int hs_replay(hs_sim_t *s, hs_build_fn build, void *bctx, hs_result_t *res, char
     /* replay */
     const double t1 = now_s();
     run_t r = {.s = s};
-    const size_t lanes = (size_t)s->nracks * (s->lanes ? s->lanes : 1);
-    const size_t ntx = (size_t)s->n + s->nnodes;
-    r.tx_free = calloc(ntx, sizeof(double));
-    r.qhead = malloc(ntx * sizeof(uint32_t));
-    r.qtail = malloc(ntx * sizeof(uint32_t));
-    r.tx_busy = calloc(ntx, 1);
+    const uint32_t n = s->n, nn = s->nnodes, nr = s->nracks;
+    r.nlk = 2 * n + 2 * nn + 2 * nr;
+    r.lk = calloc(r.nlk, sizeof(link_t));
     r.qnext = malloc((ns + 1) * sizeof(uint32_t));
-    r.port_rx = calloc(s->n, sizeof(double));
-    r.engine = calloc(s->n, sizeof(double));
-    r.nic_rx = calloc(s->nnodes, sizeof(double));
-    r.up = calloc(lanes, sizeof(double));
-    r.down = calloc(lanes, sizeof(double));
-    if (!r.tx_free || !r.qhead || !r.qtail || !r.tx_busy || !r.qnext || !r.port_rx ||
-        !r.engine || !r.nic_rx || !r.up || !r.down) {
+    r.engine = calloc(n, sizeof(double));
+    if (!r.lk || !r.qnext || !r.engine) {
         run_free(&r);
         goto oom;
     }
-    for (size_t x = 0; x < ntx; x++)
-        r.qhead[x] = r.qtail[x] = UINT32_MAX;
+    for (uint32_t i = 0; i < r.nlk; i++)
+        r.lk[i].cap = i < 2 * n ? s->m.intra.bw : i < 2 * n + 2 * nn ? s->m.nic.bw
+                                                                   : s->m.uplink_bw;
     for (uint64_t g = 0; g < ns; g++)
         if (s->pending[g] == 0)
             start(&r, (uint32_t)g, 0);
@@ -1149,8 +1250,8 @@ int hs_replay(hs_sim_t *s, hs_build_fn build, void *bctx, hs_result_t *res, char
             input(&r, e.g, e.t);
             continue;
         }
-        if (e.arrival == EV_TX) {
-            try_send(&r, e.g, e.t);
+        if (e.arrival == EV_FLOW) {
+            flow_event(&r, e.g, e.ver, e.t);
             continue;
         }
         done++;

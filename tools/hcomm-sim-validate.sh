@@ -12,7 +12,7 @@
 # (one rank each, `--name hcs --net 10.213.52`), every algorithm of each
 # collective forced (hcomm-perf -a, 64 KB to --max by 4, 3 timed calls
 # after one warm-up, unchecked), and hcomm-sim with the emu preset at the
-# same shape, NIC rate = rate x eff. Prints per (hosts, rate, collective,
+# same shape, NIC rate = rate x eff (default 0.95, the emu preset's). Prints per (hosts, rate, collective,
 # algorithm, size) the measured and predicted times and the error, and per
 # (hosts, rate) the median of the errors; the raw outputs stay in --out.
 # Takes the cluster down at the end. Needs root and network namespaces
@@ -77,7 +77,7 @@ for h in $hosts; do
                 if [ -n "$eff" ]; then
                     set -- "$@" --nic-bw "$(awk -v b="$bw" -v e="$eff" 'BEGIN { printf "%.0f", b * e / 8 }')"
                 else
-                    set -- "$@" --nic-bw "$(awk -v b="$bw" 'BEGIN { printf "%.0f", b * 0.93 / 8 }')"
+                    set -- "$@" --nic-bw "$(awk -v b="$bw" 'BEGIN { printf "%.0f", b * 0.95 / 8 }')"
                 fi
                 [ -n "$nic_lat" ] && set -- "$@" --nic-lat "$nic_lat"
                 "$sim" "$@" -C "$c" -a "$a" -b 64K -e "$max" -f 4 -l \

@@ -8,20 +8,24 @@
  *
  * - a step starts when the steps it depends on have completed (a RECV
  *   also needs its message to have arrived), as src/exec.c posts them;
- * - a message (SEND) holds the links of its path, first come first served,
- *   for bytes / bandwidth of the slowest one; it arrives one latency after
- *   its last byte left; the SEND completes when its last byte left;
- * - a REDUCE (REDUCE_MULTI) costs bytes / reduce_bw and a COPY bytes /
- *   copy_bw of the rank's one compute engine, in the order they became
- *   ready; a NOP costs nothing.
+ * - a message (SEND) joins its channel, the ordered pair (sender,
+ *   receiver), as a transport connection: a channel's messages go one
+ *   after the other. The message at a channel's head flows over the links
+ *   of its path, each link's bandwidth shared equally among the flows on
+ *   it (a flow gets the least of its links' shares, recomputed whenever a
+ *   flow starts or ends); the SEND completes when the last byte left, the
+ *   RECV's message arrives one latency later;
+ * - a REDUCE costs bytes / reduce_bw and a COPY bytes / copy_bw of the
+ *   rank's one compute engine, in the order they became ready; a NOP
+ *   costs nothing.
  *
  * Links, each direction separately: a port per rank into its node's
- * fabric (intra, for messages inside a node: NVLink, shared memory), the
- * node's NIC (nic, shared by its ranks), and per rack an uplink to the
- * spine of `lanes` lanes (a message takes the lane free first; lanes = 0:
- * no uplink limit). A message inside a node takes the sender's and the
- * receiver's ports; between nodes of a rack both NICs; between racks both
- * NICs and a lane of each rack's uplink, with spine_lat more latency.
+ * fabric (intra: NVLink, shared memory), the node's NIC (nic, shared by
+ * its ranks), and per rack an uplink and a downlink to the spine
+ * (uplink_bw; 0: not a bottleneck). Inside a node a message takes the
+ * sender's and the receiver's ports; between nodes of a rack both NICs;
+ * between racks both NICs, the sender rack's uplink and the receiver
+ * rack's downlink, with spine_lat more latency.
  *
  * Shared-memory and single-copy algorithms (DIRECT, CMA: flags and loads
  * between the processes of one host) are not simulated: the arguments say
@@ -47,7 +51,7 @@ typedef struct {
     int round_robin;    /* shorthand: rank i on node i % nodes (else contiguous) */
     hs_link_t intra;    /* rank port inside a node */
     hs_link_t nic;      /* a node's NIC */
-    double uplink_bw;   /* a rack's uplink, all lanes together (0: unlimited) */
+    double uplink_bw;   /* a rack's uplink to the spine, and downlink (0: unlimited) */
     double spine_lat;   /* added latency between racks */
     double reduce_bw;   /* bytes/s a rank reduces (output bytes) */
     double copy_bw;     /* bytes/s a rank copies */
