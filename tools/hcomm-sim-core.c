@@ -307,6 +307,7 @@ struct hs_sim {
     hc_topo_view_t view, flat;
     hc_config_t cfg;
     uint32_t n, nnodes, nracks;
+    int uplinks;      /* the rack uplinks can be a bottleneck (hs_create) */
     uint64_t max_steps;
     /* per rank: node and rack (numbered as topo/ numbers them) */
     uint32_t *node_of, *rack_of;
@@ -495,6 +496,24 @@ hs_sim_t *hs_create(const hs_machine_t *m, const char *topo_file, char *err, siz
         s->node_of[i] = s->topo->r[i].node;
         s->rack_of[i] = s->topo->r[i].rack;
     }
+    /* An uplink at least as wide as its rack's NICs together never limits
+     * a flow (what crosses it leaves through those NICs): left out, so
+     * that its many flows do not cost the replay time, and so that the
+     * equal shares do not throttle flows the NICs would let through. */
+    uint32_t *per = calloc(s->nracks, sizeof(uint32_t)), most = 0;
+    if (per == NULL) {
+        snprintf(err, errlen, "out of memory");
+        goto fail;
+    }
+    for (uint32_t d = 0; d < s->topo->nnodes; d++) {
+        const uint32_t k = s->topo->nodes[d].rack < s->nracks ? s->topo->nodes[d].rack : 0;
+        if (++per[k] > most)
+            most = per[k];
+    }
+    if (most == 0)
+        most = 1;
+    free(per);
+    s->uplinks = s->m.uplink_bw > 0 && s->m.uplink_bw < (double)most * s->m.nic.bw;
     return s;
 fail:
     if (tmpfd >= 0)
@@ -863,7 +882,7 @@ static uint32_t channel(run_t *r, uint32_t a, uint32_t b)
         c->lat = m->nic.lat;
         if (s->rack_of[a] != s->rack_of[b]) {
             c->lat += m->spine_lat;
-            if (m->uplink_bw > 0) {
+            if (s->uplinks) {
                 c->link[2] = 2 * n + 2 * nn + s->rack_of[a];
                 c->link[3] = 2 * n + 2 * nn + nr + s->rack_of[b];
                 c->nl = 4;
