@@ -1131,7 +1131,7 @@ int hs_replay(hs_sim_t *s, hs_build_fn build, void *bctx, hs_result_t *res, char
         if (ns + sc.nsteps > s->max_steps || ns + sc.nsteps >= UINT32_MAX ||
             nd + sc.ndeps >= UINT32_MAX) {
             snprintf(err, errlen, "%s on %u ranks needs more than %llu steps (--max-steps; "
-                     "about 50 bytes of memory each)", name, s->n,
+                     "about 55 bytes of memory each)", name, s->n,
                      (unsigned long long)s->max_steps);
             rc = HCCL_E_MEMORY;
             goto fail;

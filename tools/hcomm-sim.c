@@ -40,7 +40,9 @@ static void usage(FILE *f)
 "Links (BW: 100Gb/s, 12.5GB/s, 300mbit, or bytes/s; TIME: 2us, 1ms, or s):\n"
 "  --intra-bw BW --intra-lat TIME   a rank's port inside its node (NVLink, shm)\n"
 "  --nic-bw BW --nic-lat TIME       a node's NIC, shared by its ranks\n"
-"  --uplink-bw BW                   a rack's uplink to the spine (0: unlimited)\n"
+"  --uplink-bw BW                   a rack's uplink to the spine, and downlink\n"
+"                                   (0, or at least its nodes' NICs together:\n"
+"                                   never the bottleneck, left out)\n"
 "  --spine-lat TIME                 latency added between racks\n"
 "  --reduce-bw BW --copy-bw BW      a rank's reductions and copies\n"
 "Collective:\n"
@@ -59,7 +61,7 @@ static void usage(FILE *f)
 "             algbw_GBs busbw_GBs steps messages build_s run_s (table: the\n"
 "             row of the table's choice)\n"
 "  --max-steps N   refuse runs of more steps (all ranks; default %llu, about\n"
-"             50 bytes each)\n",
+"             55 bytes each)\n",
             (unsigned long long)HS_MAX_STEPS_DEFAULT);
 }
 

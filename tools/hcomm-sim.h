@@ -51,7 +51,8 @@ typedef struct {
     int round_robin;    /* shorthand: rank i on node i % nodes (else contiguous) */
     hs_link_t intra;    /* rank port inside a node */
     hs_link_t nic;      /* a node's NIC */
-    double uplink_bw;   /* a rack's uplink to the spine, and downlink (0: unlimited) */
+    double uplink_bw;   /* a rack's uplink to the spine, and downlink (0, or at least
+                         * the rack's NICs together: never the bottleneck, left out) */
     double spine_lat;   /* added latency between racks */
     double reduce_bw;   /* bytes/s a rank reduces (output bytes) */
     double copy_bw;     /* bytes/s a rank copies */
@@ -90,7 +91,7 @@ typedef struct {
     double run_s;       /* CPU seconds of the event simulation */
 } hs_result_t;
 
-/* Most steps (all ranks) hs_run accepts (memory: about 50 bytes a step). */
+/* Most steps (all ranks) hs_run accepts (memory: about 55 bytes a step). */
 #define HS_MAX_STEPS_DEFAULT 60000000ull
 void hs_set_max_steps(hs_sim_t *s, uint64_t max);
 
