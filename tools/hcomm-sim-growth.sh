@@ -4,6 +4,7 @@
 #
 #   tools/hcomm-sim-growth.sh [--build DIR] [--out DIR] [-C COLL]
 #       [--ranks "8 16 ... 4096"] [--sizes "4K 1M 256M"] [--max-steps N]
+#       [--append] [--plot-ranks "8 16 ... 4096"]
 #
 # 8 ranks per node, 16 nodes per rack (the preset's shape, grown). Writes
 # OUT/growth-COLL.txt (hcomm-sim -l lines, with the ranks), per size
@@ -11,6 +12,9 @@
 # where it cannot run or exceeds --max-steps, then the table's choice's
 # time) and OUT/growth-COLL.png (gnuplot, tools/hcomm-sim-growth.gp), and
 # prints per size and rank count the table's choice and the fastest.
+# --append: add to OUT/growth-COLL.txt instead of starting it again (a
+# second run for the largest rank counts, with a lower --max-steps);
+# --plot-ranks: the rank counts of the tables and the plot (default: --ranks).
 set -u
 build=_build
 out=docs/scale
@@ -18,6 +22,8 @@ coll=allreduce
 ranks="8 16 32 64 128 256 512 1024 2048 4096"
 sizes="4K 1M 256M"
 maxsteps=60000000
+append=0
+plotranks=
 while [ $# -gt 0 ]; do
     case "$1" in
     --build) build=$2; shift 2 ;;
@@ -26,7 +32,9 @@ while [ $# -gt 0 ]; do
     --ranks) ranks=$2; shift 2 ;;
     --sizes) sizes=$2; shift 2 ;;
     --max-steps) maxsteps=$2; shift 2 ;;
-    -h|--help) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --append) append=1; shift ;;
+    --plot-ranks) plotranks=$2; shift 2 ;;
+    -h|--help) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "hcomm-sim-growth: unknown argument '$1' (--help)" >&2; exit 2 ;;
     esac
 done
@@ -35,7 +43,7 @@ sim=$(cd "$build" && pwd)/tools/hcomm-sim
 [ -x "$sim" ] || { echo "hcomm-sim-growth: build $build first" >&2; exit 2; }
 mkdir -p "$out"
 txt="$out/growth-$coll.txt"
-: >"$txt"
+[ $append = 1 ] || : >"$txt"
 for p in $ranks; do
     nodes=$(( (p + 7) / 8 )); rpn=$(( p < 8 ? p : 8 )); racks=$(( (nodes + 15) / 16 ))
     for s in $sizes; do
@@ -45,13 +53,14 @@ for p in $ranks; do
     done
 done
 # the algorithms that ran somewhere, in the table's order
+[ -n "$plotranks" ] || plotranks=$ranks
 algos=$("$sim" --machine fattree -C "$coll" -b 4K -e 4K -a all 2>/dev/null |
     awk '/^ +bytes/ { for (i = 2; i <= NF - 3; i++) printf "%s ", $i }')
 algos=$(for a in $algos; do awk -v a="$a" '$4 == a { print a; exit }' "$txt"; done | tr '\n' ' ')
 for s in $sizes; do
     b=$(echo "$s" | awk '{ v = $1 + 0; u = toupper(substr($1, length($1)));
         m = u == "K" ? 1024 : u == "M" ? 1048576 : u == "G" ? 1073741824 : 1; printf "%.0f", v * m }')
-    awk -v b="$b" -v algos="$algos" -v ranks="$ranks" '
+    awk -v b="$b" -v algos="$algos" -v ranks="$plotranks" '
         $3 == b { t[$2 " " $4] = $5; if ($4 ~ /^table:/) { tab[$2] = $5; name[$2] = substr($4, 7) } }
         END {
             na = split(algos, A, " "); nr = split(ranks, R, " ")
