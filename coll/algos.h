@@ -93,19 +93,30 @@ const char *hc_alltoall_bruck_usable(const hc_coll_args_t *args);
  * while chunk k is reduced. A slot is reused once the reduce reading it ran. */
 #define HC_RING_SLOTS 2u
 
+/* The ring of the ring algorithms: the topology's, or NULL (rank order:
+ * none, or HCCL_TOPO_RING_ORDER=0). */
+static inline const uint32_t *hc_ring_of(const hc_coll_args_t *a)
+{
+    if (a->topo == NULL || (a->topo->flags & HC_TOPO_F_RANK_RING))
+        return NULL;
+    return a->topo->ring;
+}
+
 /* Rank at ring position pos. */
 static inline uint32_t hc_ring_rank(const hc_coll_args_t *a, uint32_t pos)
 {
-    return a->topo && a->topo->ring ? a->topo->ring[pos] : pos;
+    const uint32_t *ring = hc_ring_of(a);
+    return ring ? ring[pos] : pos;
 }
 
 /* Ring position of args->rank, or -1 if the ring lacks it. */
 static inline int64_t hc_ring_pos(const hc_coll_args_t *a)
 {
-    if (a->topo == NULL || a->topo->ring == NULL)
+    const uint32_t *ring = hc_ring_of(a);
+    if (ring == NULL)
         return a->rank < a->nranks ? (int64_t)a->rank : -1;
     for (uint32_t i = 0; i < a->nranks; i++)
-        if (a->topo->ring[i] == a->rank)
+        if (ring[i] == a->rank)
             return i;
     return -1;
 }

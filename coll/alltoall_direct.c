@@ -21,8 +21,7 @@
 #include "shm_util.h"
 
 /* Chunk per block (a slot holds n - 1 of them), at most A2A_SLOT_MAX per
- * slot. 256 KB: measured 2026-11-30 after the executor's publish-first
- * ordering, HCCL_TUNE_FILE chunk= 32K-256K, 3 interleaved runs: 2 ranks
+ * slot. 256 KB: measured with the executor's publish-first ordering, HCCL_TUNE_FILE chunk= 32K-256K, 3 interleaved runs: 2 ranks
  * 2 MiB 90.5 vs 105.7 us (64 KB), 8 MiB 397 vs 439; 4 ranks 4 MiB 669 vs
  * 838, 16 MiB 3.27 vs 4.77 ms. */
 #define A2A_CHUNK (256u << 10)

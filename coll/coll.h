@@ -292,6 +292,8 @@ typedef struct hc_topo_view {
 } hc_topo_view_t;
 #define HC_TOPO_F_HIER 0x1u      /* several groups or nodes: hierarchical variants are candidates */
 #define HC_TOPO_F_MULTINODE 0x2u /* several nodes (declared or detected hosts) */
+#define HC_TOPO_F_RANK_RING 0x4u /* the ring algorithms use rank order, not `ring`
+                                    (HCCL_TOPO_RING_ORDER=0); hierarchical ones keep it */
 
 typedef struct hc_coll_args {
     hc_coll_t coll;

@@ -35,10 +35,15 @@ int hc_hier_init(const hc_coll_args_t *a, hc_hier_t *h)
         h->level = "group";
     }
     int64_t pos = -1;
-    if (v && v->pos_of && v->ring)
+    if (v && v->pos_of && v->ring) {
         pos = v->pos_of[a->rank];
-    else
-        pos = hc_ring_pos(a);
+    } else if (h->ring) { /* the topology's ring, whatever the ring algorithms follow */
+        for (uint32_t i = 0; i < a->nranks && pos < 0; i++)
+            if (h->ring[i] == a->rank)
+                pos = i;
+    } else {
+        pos = a->rank;
+    }
     if (pos < 0 || (uint64_t)pos >= a->nranks || (h->ring && h->ring[pos] != a->rank))
         return HCCL_E_PARA;
     h->pos = (uint32_t)pos;

@@ -56,8 +56,20 @@ int main(int argc, char **argv)
     int rank, n, DP = 2, TP = 2, PP = 2, steps = 5, opt;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &n);
-    while ((opt = getopt(argc, argv, "d:t:p:s:")) != -1) {
-        if (opt == 'd')
+    for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
+        if (strcmp(argv[i], "--help") == 0) /* --help is -h */
+            argv[i][2] = '\0', argv[i][1] = 'h';
+    while ((opt = getopt(argc, argv, "d:t:p:s:h")) != -1) {
+        if (opt == 'h' || opt == '?') {
+            if (rank == 0)
+                fprintf(opt == 'h' ? stdout : stderr,
+                        "usage: mpirun -np N 3d_parallel [-d DP] [-t TP] [-p PP] [-s STEPS]\n"
+                        "Data x tensor x pipeline groups made by HcclCommSplit (DP x TP x PP =\n"
+                        "N, each 2 by default), STEPS [5] training-like steps, every result\n"
+                        "checked; exit status 1 if one was wrong.\n");
+            MPI_Finalize();
+            return opt == 'h' ? 0 : 2;
+        } else if (opt == 'd')
             DP = atoi(optarg);
         else if (opt == 't')
             TP = atoi(optarg);

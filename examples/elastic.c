@@ -73,7 +73,10 @@ int main(int argc, char **argv)
     MPI_Init(&argc, &argv);
     setvbuf(stdout, NULL, _IOLBF, 0);
     int steps = 20, kill_step = 5, add_step = 10, victim = 2, opt;
-    while ((opt = getopt(argc, argv, "s:k:a:")) != -1) {
+    for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
+        if (strcmp(argv[i], "--help") == 0) /* --help is -h */
+            argv[i][2] = '\0', argv[i][1] = 'h';
+    while ((opt = getopt(argc, argv, "s:k:a:h")) != -1) {
         if (opt == 's')
             steps = atoi(optarg);
         else if (opt == 'k')
@@ -81,8 +84,13 @@ int main(int argc, char **argv)
         else if (opt == 'a')
             add_step = atoi(optarg);
         else {
-            fprintf(stderr, "usage: elastic [-s STEPS] [-k KILL_STEP] [-a ADD_STEP]\n");
-            return 2;
+            fprintf(opt == 'h' ? stdout : stderr,
+                    "usage: mpirun -np N elastic [-s STEPS] [-k KILL_STEP] [-a ADD_STEP]\n"
+                    "A training loop of STEPS [20] AllReduces: at KILL_STEP [5] rank 2 dies\n"
+                    "(SIGKILL), the survivors remove it and go on; at ADD_STEP [10] they add\n"
+                    "a new member (MPI_Comm_spawn). Every result is checked.\n");
+            MPI_Finalize();
+            return opt == 'h' ? 0 : 2;
         }
     }
     static state_t st;

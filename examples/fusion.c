@@ -256,11 +256,12 @@ int main(int argc, char **argv)
             which = v;
             i++;
         } else {
+            int help = !strcmp(argv[i], "-h") || !strcmp(argv[i], "--help");
             if (rank == 0)
-                fprintf(stderr, "usage: fusion [-s scale[,scale...]] [-n reps] "
+                fprintf(help ? stdout : stderr, "usage: fusion [-s scale[,scale...]] [-n reps] "
                         "[-m bert|resnet50|bert,resnet50]\n");
             MPI_Finalize();
-            return 2;
+            return help ? 0 : 2;
         }
     }
     if (nscales == 0)

@@ -200,11 +200,12 @@ int main(int argc, char **argv)
             }
             i++;
         } else {
+            int help = !strcmp(a, "-h") || !strcmp(a, "--help");
             if (rank == 0)
-                fprintf(stderr, "usage: overlap [-l layers] [-m dim] [-k inner] [-s steps] "
+                fprintf(help ? stdout : stderr, "usage: overlap [-l layers] [-m dim] [-k inner] [-s steps] "
                         "[-v mpi,mpi-nb,blocking,stream,fusion,compute] [-t trace-prefix]\n");
             MPI_Finalize();
-            return 2;
+            return help ? 0 : 2;
         }
     }
     if (L < 1 || L > 64 || M < 1 || K < 1 || STEPS < 1) {

@@ -12,6 +12,7 @@
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <hccl/hccl.h>
 #include <hccl/hccl_mpi.h>
 
@@ -52,6 +53,14 @@ int main(int argc, char **argv)
     int rank, size;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
+    if (argc > 1 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
+        if (rank == 0)
+            printf("usage: mpirun -np N registered [MiB per buffer > 0, default 64]\n"
+                   "AllReduce on buffers from HcclMemAlloc registered with the communicator\n"
+                   "(HcclCommRegister), checked, beside the same call on malloc'd buffers.\n");
+        MPI_Finalize();
+        return 0;
+    }
     const long mib = argc > 1 ? atol(argv[1]) : 64;
     if (mib <= 0) {
         if (rank == 0)

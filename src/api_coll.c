@@ -13,6 +13,7 @@
 
 #include "api.h"
 #include "comm.h"
+#include "gpu_coll.h"
 #include "log.h"
 #include "reduce.h"
 #include "stream.h"
@@ -114,6 +115,7 @@ HC_HOT static void entry_log(const hc_comm_t *c, const char *fn, uint64_t count,
  * disagrees fails the call on every rank before anything is written. */
 typedef struct {
     uint32_t coll, dtype, op, root;
+    uint32_t device, pad; /* device buffers (src/gpu_coll.h); pad keeps memcmp exact */
     uint64_t count;
 } agree_rec_t;
 
@@ -126,6 +128,7 @@ static int check_agree(hc_comm_t *c, const hc_op_t *op)
                         a->coll == HC_COLL_REDUCESCATTER;
     agree_rec_t mine = {.coll = (uint32_t)a->coll, .dtype = (uint32_t)a->dtype,
                         .op = reduces ? (uint32_t)a->op : 0, .root = rooted ? a->root : 0,
+                        .device = (uint32_t)hc_gpu_claims(op, NULL), .pad = 0,
                         .count = a->coll == HC_COLL_ALLTOALLV ? 0 : a->count};
     const uint32_t n = c->nranks;
     if (n < 2)
@@ -145,6 +148,7 @@ static int check_agree(hc_comm_t *c, const hc_op_t *op)
                            : r->dtype != r0->dtype ? "the data type"
                            : r->op != r0->op       ? "the reduction op"
                            : r->count != r0->count ? "the count"
+                           : r->device != r0->device ? "host or device buffers"
                                                    : "the root";
         HC_ERROR(HC_SUB_COLL, "%s on comm %s (HCCL_CHECK_ARGS): ranks disagree on %s: rank 0 "
                  "passes count %llu, type %s, op %s, root %u; rank %u passes count %llu, type "
@@ -170,6 +174,8 @@ HC_HOT static int dispatch(hc_comm_t *c, hc_op_t *op, HcclStream handle)
         return rc;
     if (c->cfg->check_args && (rc = check_agree(c, op)) != HCCL_SUCCESS)
         return rc;
+    if (hc_gpu_claims(op, stream)) /* device buffers, CUDA streams (src/gpu_coll.h) */
+        return hc_gpu_run(c, op, handle, stream);
     if (hc_group_active())
         return hc_group_add_coll(c, op, stream);
     if (stream == NULL)

@@ -301,6 +301,8 @@ static int map_build(hc_context_t *ctx, const hc_config_t *cfg, uint32_t rank, u
     if (rc != HCCL_SUCCESS)
         goto out;
     hc_topo_view(m->topo, &m->view);
+    if (!cfg->topo_ring_order)
+        m->view.flags |= HC_TOPO_F_RANK_RING;
     mark_simulated_peers(ctx, rank, nranks, peers, m->topo);
     rc = hc_tune_create(cfg, nranks, &m->view, &m->tune);
 out:

@@ -3,6 +3,7 @@
 #include "config.h"
 #endif
 #include "context.h"
+#include "gpu_coll.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -133,7 +134,9 @@ static int ctx_new(const hc_config_t *env, hc_context_t **out)
         HC_INFO(HC_SUB_INIT, "built with CUDA but no usable GPU here: every buffer takes the "
                 "host path");
     else
-        HC_INFO(HC_SUB_INIT, "CUDA device found: device buffers are reduced by CUDA kernels");
+        HC_INFO(HC_SUB_INIT, "CUDA device found: device buffers are staged through pinned "
+                "host memory (docs/GPU.md); this UCX %s CUDA memory",
+                hc_gpu_ucx_has_cuda(ctx->ucp) ? "can move" : "cannot move");
 #endif
     return HCCL_SUCCESS;
 }
@@ -274,6 +277,16 @@ void hc_ctx_watch(hc_context_t *ctx, uint32_t peer)
 {
     hc_peer_t *p = ctx->peers[peer];
     int rc;
+    /* Only peers of this host: over shared memory keepalive is the only
+     * thing that notices a death, so an endpoint is worth making. A peer on
+     * another host is watched by the connections that exist (its death
+     * resets them); a new one is not made just to watch it: UCX 1.13
+     * connects over TCP with a blocking connect(), which to a host that
+     * does not answer (its link down) returns only after the kernel's SYN
+     * retries (127 s), and UCX_TCP_SYN_CNT, which would shorten that, makes
+     * ucp_worker_create fail in UCX 1.13.1. */
+    if (strncmp(p->card.host, ctx->self.host, sizeof(p->card.host)) != 0)
+        return;
     if (p->failed == 0 && p->ep == NULL && hc_ctx_ep(ctx, peer, &rc) == NULL && p->failed == 0)
         p->failed = rc;
 }

@@ -350,15 +350,19 @@ static int root_connect(hc_comm_t *c, const char *fn, MPI_Comm *inter)
         MPI_Info_set(info, "env", env);
         if (getcwd(cwd, sizeof(cwd)))
             MPI_Info_set(info, "wdir", cwd);
-        HC_INFO(HC_SUB_ELASTIC, "%s on %s: spawning %s", fn, c->name, exe);
+        if (c->cfg->spawn_host[0])
+            MPI_Info_set(info, "host", c->cfg->spawn_host);
+        HC_INFO(HC_SUB_ELASTIC, "%s on %s: spawning %s%s%s", fn, c->name, exe,
+                c->cfg->spawn_host[0] ? " on host " : "", c->cfg->spawn_host);
         int errcode = MPI_SUCCESS;
         mrc = MPI_Comm_spawn(exe, args[0] ? args : MPI_ARGV_NULL, 1, info, 0, MPI_COMM_SELF,
                              inter, &errcode);
         if (mrc == MPI_SUCCESS && errcode != MPI_SUCCESS)
             mrc = errcode;
         if (mrc != MPI_SUCCESS)
-            HC_ERROR(HC_SUB_ELASTIC, "%s: MPI_Comm_spawn of %s failed: %s (are there free "
+            HC_ERROR(HC_SUB_ELASTIC, "%s: MPI_Comm_spawn of %s%s%s failed: %s (are there free "
                      "slots? mpirun --oversubscribe or a hostfile with slots)", fn, exe,
+                     c->cfg->spawn_host[0] ? " on host " : "", c->cfg->spawn_host,
                      mpi_msg(mrc, m));
         MPI_Info_free(&info);
         free(args);

@@ -85,6 +85,9 @@ static const hc_env_var_t env_table[] = {
      .help = "1: before every collective the ranks compare their arguments (one small "
              "AllGather); a rank that disagrees fails the call with HCCL_E_PARA on every "
              "rank, with nothing written"},
+    {.name = "HCCL_GPU_IPC", .type = HC_ENV_BOOL, .def = "0", FIELD(gpu_ipc),
+     .help = "1: AllReduce and Broadcast of device buffers among the processes of one host "
+             "go through CUDA IPC handles instead of host staging (CUDA builds; docs/GPU.md)"},
     /* buffers, fusion, streams; HCCL_BUFFER_SIZE comes after HCCL_BUFFSIZE so
      * that it wins when both are set (it has no default of its own) */
     {.name = "HCCL_BUFFSIZE", .type = HC_ENV_MB, .def = "200", .min = 1, .max = 65536,
@@ -117,6 +120,9 @@ static const hc_env_var_t env_table[] = {
              "names; ^ excludes"},
     {.name = "HCCL_IF_BASE_PORT", .type = HC_ENV_UINT, .def = "0", .min = 0, .max = 65535,
      FIELD(if_base_port), .help = "root-info bootstrap: first port to listen on (0 = any)"},
+    {.name = "HCCL_SPAWN_HOST", .type = HC_ENV_STRING, .def = "", FIELD(spawn_host),
+     .help = "HcclCommAddMember by spawn: the host the newcomer is started on (MPI_Comm_spawn's "
+             "\"host\" info key, a name of mpirun's host list); empty = MPI's choice"},
     /* topology */
     {.name = GROUP_PREFIX "<n>", .type = HC_ENV_PREFIX, .def = "", .min = 0,
      .max = HC_MAX_GROUPS - 1, FIELD(groups),
@@ -127,6 +133,9 @@ static const hc_env_var_t env_table[] = {
      .help = "topology file that overrides detection"},
     {.name = "HCCL_TOPO_DUMP_FILE", .type = HC_ENV_STRING, .def = "", FIELD(topo_dump_file),
      .help = "write the detected topology to this file"},
+    {.name = "HCCL_TOPO_RING_ORDER", .type = HC_ENV_BOOL, .def = "1", FIELD(topo_ring_order),
+     .help = "1: the ring algorithms follow the topology's ring (each host's ranks "
+             "together); 0: rank order; must agree on every rank"},
     /* tracing */
     {.name = "HCCL_TRACE_FILE", .type = HC_ENV_STRING, .def = "", FIELD(trace_file),
      .help = "write a Chrome-trace JSON timeline of every operation; %r rank"},

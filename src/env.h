@@ -37,6 +37,7 @@ typedef struct hc_config {
     char tune_file[HC_ENV_PATH_MAX];   /* HCCL_TUNE_FILE */
     int deterministic;                 /* HCCL_DETERMINISTIC */
     int check_args;                    /* HCCL_CHECK_ARGS */
+    int gpu_ipc;                       /* HCCL_GPU_IPC */
     /* buffers, fusion, streams */
     uint64_t buffsize;                 /* bytes: HCCL_BUFFSIZE (MB) / HCCL_BUFFER_SIZE */
     uint64_t fusion_threshold;         /* HCCL_FUSION_THRESHOLD, 0 = auto */
@@ -49,10 +50,12 @@ typedef struct hc_config {
     char if_ip[64];                    /* HCCL_IF_IP */
     char socket_ifname[256];           /* HCCL_SOCKET_IFNAME */
     uint32_t if_base_port;             /* HCCL_IF_BASE_PORT, 0 = any */
+    char spawn_host[256];              /* HCCL_SPAWN_HOST ("" = Open MPI's choice) */
     /* topology */
     char nvlink_map[HC_ENV_STR_MAX];   /* HCCL_NVLINK_MAP */
     char topo_file[HC_ENV_PATH_MAX];   /* HCCL_TOPO_FILE */
     char topo_dump_file[HC_ENV_PATH_MAX]; /* HCCL_TOPO_DUMP_FILE */
+    int topo_ring_order;               /* HCCL_TOPO_RING_ORDER: 1 topology, 0 rank order */
     uint32_t ngroups;                  /* HCCL_GROUP_<n>: how many were set */
     char *groups[HC_MAX_GROUPS];       /* HCCL_GROUP_<n> values (owned; NULL = unset) */
     /* tracing */

@@ -69,6 +69,12 @@
 #ifndef HC_FUSION_DIRECT_MIN
 #define HC_FUSION_DIRECT_MIN (16ull << 10)
 #endif
+/* Between hosts an operation costs tens of microseconds of network latency
+ * (TCP: ~30 us for a small AllReduce, docs/CLUSTER.md) while packing costs
+ * ~0.4 ns/B: packing wins up to tens of megabytes, so on a communicator
+ * that spans hosts only tensors of a whole bucket's size go alone.
+ * Measured with examples/fusion on the emulated cluster (docs/CLUSTER.md). */
+#define HC_FUSION_DIRECT_MIN_NET (64ull << 20)
 #define HC_FUSION_PIPE_DEPTH 4          /* aim for this many buckets */
 #define HC_FUSION_MIN_BUCKET (1ull << 20)
 #define HC_FUSION_WINDOW 3              /* units in flight (overlap on) */
@@ -524,7 +530,8 @@ static int plan(multi_t *m)
     if (g)
         return g > 0 ? HCCL_SUCCESS : HCCL_E_MEMORY;
     const uint64_t limit = bucket_limit(m->t.c, m->es);
-    const uint64_t direct_min = HC_FUSION_DIRECT_MIN < limit ? HC_FUSION_DIRECT_MIN : limit;
+    const uint64_t dmin = m->t.c->view.nnodes > 1 ? HC_FUSION_DIRECT_MIN_NET : HC_FUSION_DIRECT_MIN;
+    const uint64_t direct_min = dmin < limit ? dmin : limit;
     uint64_t packed = 0;
     for (size_t i = 0; i < m->n; i++) {
         uint64_t b = m->cnt[i] * m->es;
@@ -554,7 +561,10 @@ static int plan(multi_t *m)
     uint64_t fill = 0;
     for (size_t i = 0; i <= m->n; i++) {
         uint64_t b = i < m->n ? m->cnt[i] * m->es : 0;
-        int close = i == m->n ? nb_open > 0 : (b >= direct_min ? 0 : fill + b > B);
+        /* a tensor larger than a bucket goes alone too (a bucket is staged
+         * in B bytes) */
+        const int alone = b >= direct_min || b > B;
+        int close = i == m->n ? nb_open > 0 : (alone ? 0 : fill + b > B);
         if (close && fill > 0) {
             unit_t *u = &m->u[m->nu++];
             u->off = nord;
@@ -568,7 +578,7 @@ static int plan(multi_t *m)
         }
         if (i == m->n || b == 0)
             continue;
-        if (b >= direct_min) {
+        if (alone) {
             unit_alone(m, &nord, i, b);
         } else {
             open[nb_open++] = (uint32_t)i;

@@ -25,6 +25,7 @@
 
 #include "api.h"
 #include "comm.h"
+#include "gpu_coll.h"
 #include "log.h"
 #include "reduce.h"
 #include "stream.h"
@@ -168,6 +169,8 @@ static int p2p(const char *fn, int is_send, void *buf, uint64_t count, HcclDataT
         return rc;
     if (count == 0)
         return HCCL_SUCCESS;
+    if (hc_gpu_p2p_claims(buf, stream)) /* device buffers, CUDA streams (src/gpu_coll.h) */
+        return hc_gpu_p2p(fn, is_send, buf, count, dt, peer, comm, handle, stream);
     gitem_t one, *it;
     if (hc_group_active()) {
         it = push(stream);

@@ -201,6 +201,10 @@ HcclResult HcclStreamCreateWithPriority(HcclStream *stream, int priority)
 HcclResult HcclStreamCreateFromCuda(HcclStream *stream, void *cudaStream)
 {
 #ifdef HAVE_CUDA
+    if (!hc_cuda_available()) {
+        HC_ERROR(HC_SUB_STREAM, "HcclStreamCreateFromCuda: no usable CUDA device here");
+        return HCCL_E_NOT_SUPPORT;
+    }
     return (HcclResult)stream_new(stream, 0, cudaStream, "HcclStreamCreateFromCuda");
 #else
     (void)stream;
@@ -228,6 +232,11 @@ HC_HOT int hc_stream_get(HcclStream handle, const char *fn, void **out)
 uint32_t hc_stream_id(void *stream)
 {
     return stream ? ((hc_stream_t *)stream)->id : 0;
+}
+
+void *hc_stream_cuda(void *stream)
+{
+    return stream ? ((hc_stream_t *)stream)->cuda : NULL;
 }
 
 static int engine_pass(hc_engine_t *eng);

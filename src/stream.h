@@ -159,6 +159,8 @@ int hc_task_dispatch(hc_task_t *t);
 int hc_stream_get(HcclStream handle, const char *fn, void **out);
 /* The trace id of a stream (0 for NULL). */
 uint32_t hc_stream_id(void *stream);
+/* The cudaStream_t of a stream from HcclStreamCreateFromCuda, else NULL. */
+void *hc_stream_cuda(void *stream);
 /* May task t take `bytes` more of staging memory now? Blocking tasks and
  * the first task of a stream always may (so nothing can deadlock on the
  * budget); others share HCCL_BUFFSIZE, higher priorities first. */

@@ -722,6 +722,9 @@ void hc_tune_forced_text(const hc_config_t *cfg, char *buf, size_t len)
         off += (size_t)snprintf(buf + off, len - off, "tune=%016llx;",
                                 f && f->rc == HCCL_SUCCESS ? (unsigned long long)f->hash : 0ull);
     }
+    /* rank-ordered rings: every rank must build the same ring */
+    if (!cfg->topo_ring_order && off < len)
+        off += (size_t)snprintf(buf + off, len - off, "HCCL_TOPO_RING_ORDER=0;");
 }
 
 /* ---------------------------------------------------------------- per communicator */

@@ -1,8 +1,9 @@
 #!/bin/sh
-# tools/bench.sh - the standard hcomm sweep (PERF.md, issue "performance").
+# tools/bench.sh - the standard hcomm sweep (docs/PERFORMANCE.md, "Method").
 #
 #   sh tools/bench.sh --perf BUILD/tools/hcomm-perf [--quick] [--out DIR]
-#   make bench          (from the build tree; same, with the built tool)
+#   make bench          (from the build tree: 5 runs, --compact, into
+#                       docs/bench/CPU/; also bench-registered, bench-thp)
 #
 # Runs hcomm-perf -M (hcomm and MPI alternating in the same processes) for
 # allreduce, broadcast, allgather, reducescatter and alltoall, 8 B to 64 MiB
@@ -47,6 +48,21 @@
 #                     ratio (the median of the per-run ratios, each taken
 #                     within one run), with the smallest and largest ratio
 #                     seen (default 1; the performance issue asks for >= 5)
+#   --compact         when done, delete what the report was made from but
+#                     does not cite (each run's JSON, stdout and stderr):
+#                     what docs/bench/ keeps (make bench)
+#   --cluster RATE    run across hosts of the emulated cluster (tools/hcomm-
+#                     cluster, docs/CLUSTER.md): for each --np N, `hcomm-
+#                     cluster up N --slots 1 --rate RATE` (RATE `none`: links
+#                     without a limit), one rank per host, MPI over the same
+#                     links; the cluster is taken down at the end. No
+#                     allreduce-large runs (a single-core memcpy means
+#                     nothing across hosts). Needs root.
+#   --table DIR       run nothing: print the compact table of DIR/report.md
+#                     (per collective and rank count, the smallest size,
+#                     64 KiB and 16 MiB: hcomm's and default Open MPI's time,
+#                     the ratios against default and tuned), as README.md
+#                     shows it
 #   --report-only     run nothing: write report.md (medians, tables, plots)
 #                     again from what an earlier sweep left in --out, with
 #                     the options it ran with
@@ -69,6 +85,9 @@ tmo=1800
 runs=1
 large=1
 reportonly=0
+compact=0
+table=
+cluster=
 while [ $# -gt 0 ]; do
     case $1 in
     --quick) quick=1 ;;
@@ -83,11 +102,44 @@ while [ $# -gt 0 ]; do
     --timeout) tmo=$2; shift ;;
     --runs) runs=$2; shift ;;
     --report-only) reportonly=1 ;;
+    --table) table=$2; shift ;;
+    --compact) compact=1 ;;
+    --cluster) cluster=$2; shift ;;
     -h|--help) usage; exit 0 ;;
     *) echo "bench.sh: unknown option $1 (--help)" >&2; exit 2 ;;
     esac
     shift
 done
+
+# --table DIR: the README's table from the per-size tables of a report
+if [ -n "$table" ]; then
+    [ -s "$table/report.md" ] || { echo "bench.sh: no $table/report.md" >&2; exit 2; }
+    awk -F'|' '
+    function num(x) { gsub(/ /, "", x); return x + 0 }
+    function sig(x) { return x >= 100 ? sprintf("%.0f", x) : x >= 10 ? sprintf("%.1f", x) : sprintf("%.2f", x) }
+    function get(h) { return (h in col) ? num($col[h]) : "" }
+    function fmt(x, d) { return x == "" ? "-" : sig(x / d) }
+    function times(h, m) { return h + 0 >= 1000 || m + 0 >= 1000 ? fmt(h, 1000) " / " fmt(m, 1000) " ms" : fmt(h, 1) " / " fmt(m, 1) " us" }
+    BEGIN {
+        name["allreduce"] = "AllReduce"; name["broadcast"] = "Broadcast"; name["allgather"] = "AllGather"
+        name["reducescatter"] = "ReduceScatter"; name["alltoall"] = "AlltoAll"
+        print "| ranks | collective | smallest size: hcomm / Open MPI default | ratio default / tuned | 64 KiB: hcomm / default | ratio default / tuned | 16 MiB: hcomm / default | ratio default / tuned |"
+        print "|---|---|---|---|---|---|---|---|"
+    }
+    /^### / { flush(); split($0, w, /[ ,]+/); coll = w[2]; np = w[3]; hd = 0; first = ""; c64 = c16 = "- | -"; next }
+    /^\| size \|/ { split("", col); for (i = 2; i < NF; i++) { h = $i; gsub(/^ +| +$/, "", h); col[h] = i } hd = 1; next }
+    hd && /^\| [0-9]/ && (coll in name) {
+        s = $2; gsub(/^ +| +$/, "", s)
+        cell = times(get("hcomm µs (default)"), get("MPI µs (default)")) " | " \
+               fmt(get("ratio (default)"), 1) " / " fmt(get("ratio (tuned)"), 1)
+        if (first == "") first = cell
+        if (s == "64 KiB") c64 = cell
+        if (s == "16 MiB") c16 = cell
+    }
+    function flush() { if (first != "") print "| " np " | " name[coll] " | " first " | " c64 " | " c16 " |"; first = "" }
+    END { flush() }' "$table/report.md"
+    exit 0
+fi
 
 here=$(cd "$(dirname "$0")" && pwd)
 if [ $reportonly -eq 1 ]; then
@@ -135,6 +187,26 @@ else
     # at -n 20, 0.53-0.55 us at -n 200; docs/PERFORMANCE.md)
     sizes="-b 8 -e 64M -f 2 -n 200"
 fi
+# across hosts: the cluster tool launches, one rank per host
+clus=
+sep=
+if [ -n "$cluster" ]; then
+    clus=$here/hcomm-cluster
+    [ -x "$clus" ] || clus=$(command -v hcomm-cluster 2>/dev/null) || {
+        echo "bench.sh: --cluster needs tools/hcomm-cluster" >&2
+        exit 2
+    }
+    mpirun="$clus run --map-by node"
+    sep=--
+    large=0
+fi
+cluster_up() {
+    if [ "$cluster" = none ]; then
+        "$clus" up "$1" --slots 1 >&2
+    else
+        "$clus" up "$1" --slots 1 --rate "$cluster" >&2
+    fi
+}
 # the runs of np ranks: the collectives, and at 2 ranks allreduce-large
 colls_for() {
     if [ $large -eq 1 ] && [ "$1" = 2 ]; then echo "$colls allreduce-large"; else echo "$colls"; fi
@@ -183,7 +255,10 @@ while [ "$r" -lt "$runs" ]; do
 r=$((r + 1))
 for np in $nps; do
     over=
-    [ "$np" -gt "$cores" ] && over=--oversubscribe
+    [ "$np" -gt "$cores" ] && [ -z "$clus" ] && over=--oversubscribe
+    if [ -n "$clus" ]; then
+        cluster_up "$np" || { echo "bench.sh: cannot make a cluster of $np hosts" >&2; exit 2; }
+    fi
     for s in $settings; do
         sargs=$(setting_args "$s")
         for c in $(colls_for "$np"); do
@@ -194,7 +269,7 @@ for np in $nps; do
                 json=$out/$name.json
             fi
             # word splitting of the option lists is intended (no spaces in paths)
-            cmd="$mpirun $rootflag $over -np $np $sargs$xenv $perf $(coll_args "$c") -M -J $json $extra"
+            cmd="$mpirun $rootflag $over -np $np $sargs$xenv $sep $perf $(coll_args "$c") -M -J $json $extra"
             # shellcheck disable=SC2086,SC2116 # one space between words in the record
             cmd=$(echo $cmd)
             echo "$cmd" >>"$out/commands.txt"
@@ -207,7 +282,7 @@ for np in $nps; do
             [ $rc -eq 0 ] || echo "bench.sh: $name exited with $rc (see $out/$name.err)" >&2
         done
     done
-    if [ -n "$over" ] && [ -n "$floor" ]; then
+    if [ -n "$over" ] && [ -n "$floor" ] && [ -z "$clus" ]; then
         name=np$np-floor
         [ "$runs" -gt 1 ] && name=$name.r$r
         cmd="$mpirun $rootflag $over -np $np $floor"
@@ -220,6 +295,7 @@ for np in $nps; do
     fi
 done
 done
+[ -n "$clus" ] && [ $reportonly -eq 0 ] && "$clus" down >&2
 
 # awk functions the programs below share: field(line, key) reads a number
 # of hcomm-perf's one-line JSON results, med(a, n) the median of a[1..n]
@@ -336,13 +412,19 @@ fi
 # The JSON that hcomm-perf writes has one result per line:
 #   {"size": 8, "count": 2, ..., "time_us": 1.0, "busbw": ..., "mpi_time_us": ...}
 rep=$out/report.md
-mpiver=$($mpirun --version 2>/dev/null | head -n 1)
+if [ -n "$clus" ]; then
+    mpiver=$(${MPIRUN:-mpirun} --version 2>/dev/null | head -n 1)
+else
+    mpiver=$($mpirun --version 2>/dev/null | head -n 1)
+fi
 {
     echo "# hcomm benchmark sweep"
     echo
-    echo "- date: $(date -u '+%Y-%m-%d %H:%M:%S UTC'), host $(hostname), $(uname -srm)"
+    cpu=$(sed -n 's/^model name[^:]*: *//p' /proc/cpuinfo 2>/dev/null | head -n 1)
+    echo "- host $(hostname), $(uname -srm)${cpu:+, CPU: $cpu}"
     echo "- $cores cores online; runs with more ranks than cores use --oversubscribe"
     echo "- MPI: $mpiver"
+    [ -n "$clus" ] && echo "- across hosts: the emulated cluster (docs/CLUSTER.md), one rank per host, links $([ "$cluster" = none ] && echo "without a rate limit" || echo "limited to $cluster each way")"
     echo "- mode: $([ $quick -eq 1 ] && echo quick || echo full), hcomm-perf $perf"
     [ -n "$extra" ] && echo "- extra hcomm-perf arguments: \`$extra\`$(case " $extra " in *" -A "*) echo " (-A: buffers from HcclMemAlloc, registered with the communicator; MPI runs on the same buffers)" ;; *" -H "*) echo " (-H: the buffers in transparent huge pages; MPI runs on the same buffers)" ;; esac)"
     echo "- settings:"
@@ -472,8 +554,8 @@ if [ -n "$runfiles" ]; then
 fi
 
 # ------------------------------------------------------------- the targets
-# The performance issue's table (docs/PERFORMANCE.md, "The targets"),
-# checked on the ratios of the tables below (the medians over the runs):
+# The performance issue's table of targets (the misses are quoted in
+# docs/PERFORMANCE.md, "What is not reached"), checked on the ratios of the tables below (the medians over the runs):
 # ratio = MPI time / hcomm time, so "time <= 0.5x" is ratio >= 2 and
 # "busbw >= 1.5x" ratio >= 1.5. One line per target: the rank count, the
 # collectives, the size range, the Open MPI setting, the ratio it needs
@@ -685,5 +767,11 @@ done
     echo '```'
 } >>"$rep"
 
+if [ $compact -eq 1 ]; then
+    for s in $settings; do
+        rm -f "$out"/np*-"$s"-*.r[0-9]*.json "$out"/np*-"$s"-*.txt "$out"/np*-"$s"-*.err
+    done
+    rm -f "$out"/np*-floor*.err "$out"/gnuplot-np*.err
+fi
 echo "bench.sh: report in $rep" >&2
 exit $fail

@@ -1,6 +1,6 @@
 /*
  * tools/hcomm-floor.c - the least time a node-local collective can take on
- * this machine, measured the way hcomm-perf times a call (PERF.md).
+ * this machine, measured the way hcomm-perf times a call (docs/PERFORMANCE.md).
  *
  * With more ranks than cores, an operation in which every rank needs every
  * other rank's data cannot finish before every rank has run, and a rank
@@ -96,6 +96,10 @@ int main(int argc, char **argv)
     int rank, n, iters = 5000, opt;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &n);
+    /* --help is -h */
+    for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
+        if (strcmp(argv[i], "--help") == 0)
+            argv[i][2] = '\0', argv[i][1] = 'h';
     while ((opt = getopt(argc, argv, "n:s:h")) != -1) {
         if (opt == 'n')
             iters = atoi(optarg);
@@ -103,7 +107,8 @@ int main(int argc, char **argv)
             spin = atoi(optarg) < 0 ? -1 : atoi(optarg);
         else {
             if (rank == 0)
-                printf("usage: mpirun -np N hcomm-floor [-n ITERS] [-s SPIN]\n"
+                fprintf(opt == 'h' ? stdout : stderr,
+                       "usage: mpirun -np N hcomm-floor [-n ITERS] [-s SPIN]\n"
                        "The least time a node-local collective can take here: cache-line flags\n"
                        "in shared memory, timed as hcomm-perf times a call (see the source's\n"
                        "header). -n iterations per measurement [5000]; -s polls before each\n"

@@ -13,11 +13,22 @@
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
     int rank, iters = argc > 1 ? atoi(argv[1]) : 200;
+    if (argc > 1 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
+        MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+        if (rank == 0)
+            printf("usage: mpirun -np N [-x LD_PRELOAD=.../libhcomm_mpi.so] hcomm-mpibench [ITERS]\n"
+                   "MPI_Allreduce and MPI_Bcast of float, 8 B - 4 MiB: one line per collective\n"
+                   "and size with the mean time of a call of the slowest rank, in us.\n"
+                   "ITERS calls per size [200], a tenth from 1 MiB.\n");
+        MPI_Finalize();
+        return 0;
+    }
     if (iters < 1)
         iters = 1;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);

@@ -1,6 +1,6 @@
 /*
  * tools/hcomm-perf.c - the hcomm benchmark, in the style of nccl-tests
- * (docs: /work/shared/design/PERF.md; run `hcomm-perf -h`).
+ * (docs/PERFORMANCE.md, "Method"; run `hcomm-perf -h`).
  *
  *   mpirun -np 2 hcomm-perf -C allreduce -b 8 -e 64M -f 2 -M
  *
@@ -1209,7 +1209,7 @@ static void print_header(const ctx_t *c, int argc, char **argv, int nodes, int l
     printf("%s\n", any ? "" : " (no HCCL_*, UCX_*, OMPI_MCA_*, GLIBC_TUNABLES set)");
     printf("# hint: Open MPI's tuned setting here is --mca btl_vader_single_copy_mechanism none "
            "-x GLIBC_TUNABLES=glibc.malloc.mmap_max=0:glibc.malloc.trim_threshold=4294967296 "
-           "(PERF.md)\n");
+           "(docs/PERFORMANCE.md)\n");
     printf("# time: median over iterations of the slowest rank, us; an untimed MPI_Barrier "
            "before each call%s\n", c->with_mpi ? "; hcomm and MPI alternate" : "");
     printf("#\n");

@@ -1,6 +1,6 @@
 /*
  * tools/hcomm-split-bench.c - how long it takes to make a sub-communicator,
- * three ways, in the same run, alternating (PERF.md's rules):
+ * three ways, in the same run, alternating (docs/PERFORMANCE.md, "Method"):
  *
  *   hcomm   HcclCommSplit(world)                 (one small hcomm allgather)
  *   mpi     MPI_Comm_split(MPI_COMM_WORLD)
@@ -40,6 +40,10 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &n);
     int iters = 200, warm = 20, colors = 2, cold = 20, batch = 1, opt;
+    /* --help is -h */
+    for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
+        if (strcmp(argv[i], "--help") == 0)
+            argv[i][2] = '\0', argv[i][1] = 'h';
     while ((opt = getopt(argc, argv, "n:w:c:k:b:h")) != -1) {
         switch (opt) {
         case 'n':
@@ -59,8 +63,17 @@ int main(int argc, char **argv)
             break;
         default:
             if (rank == 0)
-                fprintf(stderr, "usage: mpirun -np N hcomm-split-bench [-n ITERS] "
-                        "[-w WARMUP] [-c COLORS] [-k COLD] [-b BATCH]\n");
+                fprintf(opt == 'h' ? stdout : stderr,
+                        "usage: mpirun -np N hcomm-split-bench [-n ITERS] "
+                        "[-w WARMUP] [-c COLORS] [-k COLD] [-b BATCH]\n"
+                        "Times making a sub-communicator of MPI_COMM_WORLD three ways,\n"
+                        "alternating: HcclCommSplit, MPI_Comm_split, and MPI_Comm_split +\n"
+                        "HcclCommInitMpi (also with no hcomm communicator alive: cold).\n"
+                        "Prints the median (10th, 90th percentile) time per creation of\n"
+                        "the slowest rank, and the ratios of the medians.\n"
+                        "  -n ITERS   timed iterations [200]     -w WARMUP  untimed ones [20]\n"
+                        "  -c COLORS  colors of the split [2]    -k COLD    cold iterations [20]\n"
+                        "  -b BATCH   communicators made back to back per iteration, 1..64 [1]\n");
             MPI_Finalize();
             return opt == 'h' ? 0 : 2;
         }

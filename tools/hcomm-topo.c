@@ -363,6 +363,10 @@ int main(int argc, char **argv)
     const char *out = NULL, *sizes = NULL;
     uint32_t root = 0;
     int iters = 10, verbose = 0, opt;
+    /* --help is -h */
+    for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
+        if (strcmp(argv[i], "--help") == 0)
+            argv[i][2] = '\0', argv[i][1] = 'h';
     while ((opt = getopt(argc, argv, "o:r:b:n:vh")) != -1) {
         switch (opt) {
         case 'o': out = optarg; break;
@@ -372,8 +376,17 @@ int main(int argc, char **argv)
         case 'v': verbose = 1; break;
         default:
             if (g_rank == 0)
-                fprintf(stderr, "usage: mpirun -np N hcomm-topo [-o FILE] [-r ROOT] [-b SIZES] "
-                        "[-n ITERS] [-v]\n");
+                fprintf(opt == 'h' ? stdout : stderr,
+                        "usage: mpirun -np N hcomm-topo [-o FILE] [-r ROOT] [-b SIZES] "
+                        "[-n ITERS] [-v]\n"
+                        "Rank 0 prints the topology hcomm detects for MPI_COMM_WORLD and what\n"
+                        "it does with it: rings, HIER units, the TORUS2D grid, the Broadcast\n"
+                        "tree from ROOT [0], bytes across nodes, the algorithm per size.\n"
+                        "  -o FILE   also write the model as a topology file (HCCL_TOPO_FILE)\n"
+                        "  -b SIZES  time AllReduce of these sizes (e.g. 64K,1M,16M): HIER, RING\n"
+                        "            in topology and in rank order, MPI_Allreduce; median of\n"
+                        "            ITERS [10] of the slowest rank\n"
+                        "  -v        every rank prints one line about itself\n");
             MPI_Finalize();
             return opt == 'h' ? 0 : 2;
         }

@@ -8,7 +8,7 @@
  * One communicator per candidate, its algorithm forced through
  * HcclCommConfig.hcclAlgo ("allreduce=level0:NA;level1:RING"), all over
  * MPI_COMM_WORLD and the same buffers. For each size the candidates run in
- * turn, ITERS rounds with a rotating first one (PERF.md: compare in one
+ * turn, ITERS rounds with a rotating first one (compare in one
  * run, alternating, on this noisy machine); a round's time is the slowest
  * rank's (MPI_MAX), a candidate's time the median of its rounds. A
  * candidate that cannot run for the size (the tuner would fall back, e.g.
@@ -182,12 +182,15 @@ static void rules_end(rules_t *r)
         rules_line(r, "*");
 }
 
-static void usage(void)
+static void usage(FILE *f)
 {
     if (rank == 0)
-        fprintf(stderr,
+        fprintf(f,
                 "usage: mpirun -np N hcomm-tune [-C COLL|all] [-b MIN] [-e MAX] [-f FACTOR]\n"
                 "                  [-n ITERS] [-w WARMUP] [-a ALGO,ALGO,...] [-A | -H] [-o FILE]\n"
+                "Times the candidate algorithms of a collective side by side, alternating,\n"
+                "from MIN [1K] to MAX [64M] bytes in steps of FACTOR [4], ITERS [10] calls\n"
+                "after WARMUP [2] (median of the slowest rank), and prints the fastest.\n"
                 "  COLL: allreduce (default), broadcast, reduce, reducescatter, allgather,\n"
                 "        alltoall, all. Sizes: bytes of one rank's count (K, M, G).\n"
                 "  -a: candidates (default: every algorithm of the collective, and DIRECT+nt;\n"
@@ -330,6 +333,10 @@ int main(int argc, char **argv)
     uint64_t minb = 1024, maxb = 64ull << 20;
     double factor = 4;
     int iters = 10, warm = 2, reg = 0, thp = 0, opt;
+    /* --help is -h */
+    for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
+        if (strcmp(argv[i], "--help") == 0)
+            argv[i][2] = '\0', argv[i][1] = 'h';
     while ((opt = getopt(argc, argv, "C:b:e:f:n:w:a:AHo:h")) != -1) {
         switch (opt) {
         case 'C': cname = optarg; break;
@@ -342,6 +349,7 @@ int main(int argc, char **argv)
         case 'A': reg = 1; break;
         case 'H': thp = 1; break;
         case 'o': outfile = optarg; break;
+        case 'h': usage(stdout); MPI_Finalize(); return 0;
         default: goto bad;
         }
     }
@@ -531,7 +539,7 @@ int main(int argc, char **argv)
     MPI_Finalize();
     return 0;
 bad:
-    usage();
+    usage(stderr);
     MPI_Finalize();
     return 2;
 }

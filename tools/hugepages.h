@@ -7,7 +7,7 @@
  * what is fastest: 4 KiB pages were up to ~3 us each to touch again after
  * default Open MPI's call, huge pages were not, and single-copy (CMA)
  * reads of huge pages cost the kernel far less (docs/PERFORMANCE.md,
- * "Transparent huge pages for the user's buffers").
+ * "Transparent huge pages").
  */
 #ifndef HC_TOOLS_HUGEPAGES_H_
 #define HC_TOOLS_HUGEPAGES_H_

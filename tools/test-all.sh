@@ -1,9 +1,13 @@
 #!/bin/sh
+# usage: tools/test-all.sh   (HC_SANITIZED_TESTS="...": the tests of the sanitizer pass)
 # The whole test suite from a fresh machine: install dependencies, build,
 # run `make check` (Check unit tests + MPI programs under mpirun), then a
 # second build with --enable-sanitizers (_build_asan: ASan + UBSan) that runs
 # the unit tests, the collective matrix and the error tests
 # ($HC_SANITIZED_TESTS); ends with one line "N passed, N failed" over both.
+case ${1:-} in
+-h | --help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;;
+esac
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
 "$top/tools/install-deps.sh" || exit 1
@@ -40,7 +44,11 @@ check() {
     pass=$((pass + p))
     fail=$((fail + f))
 }
+# the torch.distributed backend (docs/TORCH.md) where /usr/bin/python3 has torch
 conf=
+if /usr/bin/python3 -c 'import torch.distributed, torch.utils.cpp_extension' >/dev/null 2>&1; then
+    conf=--with-torch
+fi
 check _build
 conf=--enable-sanitizers
 check _build_asan TESTS="$HC_SANITIZED_TESTS"

@@ -17,6 +17,9 @@ usage() {
     echo "usage: sh trace-merge.sh [-o OUT.json] FILE..." >&2
     exit 2
 }
+case ${1:-} in
+-h | --help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;;
+esac
 while getopts o: opt; do
     case $opt in
     o) out=$OPTARG ;;

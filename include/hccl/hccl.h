@@ -185,7 +185,10 @@ HcclResult HcclAllReduceMulti(const void **inputs, void **outputs,
 HcclResult HcclStreamCreate(HcclStream *stream);
 /** Higher priority runs first. */
 HcclResult HcclStreamCreateWithPriority(HcclStream *stream, int priority);
-/** CUDA builds only; HCCL_E_NOT_SUPPORT otherwise. */
+/** CUDA builds with a usable device only (cudaStream is a cudaStream_t);
+ *  HCCL_E_NOT_SUPPORT otherwise. An operation on such a stream starts
+ *  after the work queued on the CUDA stream before it and is complete when
+ *  the call returns (docs/GPU.md). */
 HcclResult HcclStreamCreateFromCuda(HcclStream *stream, void *cudaStream);
 HcclResult HcclStreamSynchronize(HcclStream stream);
 /** HCCL_SUCCESS when everything enqueued is done, HCCL_E_AGAIN if pending. */

@@ -30,7 +30,7 @@
 #     candidates, rules with when=registered that hcomm-perf -A runs with;
 #   - hcomm-tune -H (buffers in huge pages): the header and the file say so,
 #     rules hcomm-perf -H runs with; -A with -H fails.
-# Timings are not checked (PERF.md: never a timing threshold in a test).
+# Timings are not checked (never a timing threshold in a test).
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 : "${top_builddir:=$here/../..}"
@@ -221,6 +221,27 @@ n=$(sed -n '/^## Against the performance issue/,/^## /p' "$ro/report.md" | grep 
 # and the results checked: run 2 had one wrong at 16 B
 row='| #wrong = 0 in every table | default | no wrong result | 1 of 2 | - | 2 ranks allreduce 16 B |'
 grep -qF "$row" "$ro/report.md" || fail "report-only: no #wrong row '$row'"
+echo "=== tools/bench.sh --table (the README's table) of that report"
+row='| 2 | AllReduce | 1.00 / 1.75 us | 1.75 / - | - | - | - | - |'
+sh "$top_srcdir/tools/bench.sh" --table "$ro" >"$tmp/table.md" 2>&1 ||
+    fail "bench.sh --table exited with $?"
+cat "$tmp/table.md"
+grep -qxF -- "$row" "$tmp/table.md" || fail "--table: no row '$row'"
+[ "$(wc -l <"$tmp/table.md")" = 3 ] || fail "--table: not a header, a rule and one row"
+echo "=== tools/bench.sh --report-only --compact (what docs/bench/ keeps)"
+# a run's stdout and stderr and the floor's stderr beside the two runs
+: >"$ro/np2-default-allreduce.r1.txt"
+: >"$ro/np2-default-allreduce.r1.err"
+: >"$ro/np4-floor.r1.txt"
+: >"$ro/np4-floor.r1.err"
+sh "$top_srcdir/tools/bench.sh" --report-only --compact --runs 2 --np 2 --colls allreduce \
+    --settings default --no-large --out "$ro" >"$tmp/ro.log" 2>&1 ||
+    fail "bench.sh --report-only --compact exited with $?"
+for f in report.md status.txt commands.txt np2-default-allreduce.json np4-floor.r1.txt; do
+    [ -e "$ro/$f" ] || fail "--compact removed $f"
+done
+left=$(cd "$ro" && ls ./*.r[0-9]*.json ./*.err np2-default-allreduce.r1.txt 2>/dev/null)
+[ -z "$left" ] || fail "--compact left $left"
 floor=$top_builddir/tools/hcomm-floor
 # floor_ok FILE NP: the three medians positive and between their 10th and
 # 90th percentiles, the hand-over iff NP > cores

@@ -652,6 +652,29 @@ int rc_reference_reduce(const void *in, void *out, size_t count, HcclDataType t,
     return 0;
 }
 
+int rc_reference_reduce_gen(void *out, size_t count, HcclDataType t, HcclReduceOp op,
+                            int nranks, uint64_t seed)
+{
+    if (rc_reduce_expected(t, op) != HCCL_SUCCESS)
+        return -1;
+    HcclReduceOp base = op == HCCL_REDUCE_AVG ? HCCL_REDUCE_SUM : op;
+    size_t es = rc_esize(t);
+    unsigned char *tmp = malloc(count * es + 1);
+    if (!tmp) {
+        fprintf(stderr, "refcheck: out of memory\n");
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    rc_fill_reduce(out, count, t, op, 0, nranks, seed);
+    for (int r = 1; r < nranks; r++) {
+        rc_fill_reduce(tmp, count, t, op, r, nranks, seed);
+        rc_reduce_local(out, tmp, count, t, base);
+    }
+    free(tmp);
+    if (op == HCCL_REDUCE_AVG)
+        rc_scale_local(out, count, t, nranks);
+    return 0;
+}
+
 /* ------------------------------------------------------------ buffers */
 
 #define RC_GUARD 64

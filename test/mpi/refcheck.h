@@ -81,6 +81,11 @@ void rc_fill_bytes(void *buf, size_t bytes, int rank, uint64_t seed);
  * over comm. Returns 0, or -1 if (t, op) has no reference (unsupported). */
 int rc_reference_reduce(const void *in, void *out, size_t count, HcclDataType t,
                         HcclReduceOp op, MPI_Comm comm);
+/* The same reduction without communication: every rank's input regenerated
+ * here (rc_fill_reduce(.., r, nranks, seed) for r = 0..nranks-1) and
+ * reduced in rank order by rc_reduce_local. Returns 0, or -1 as above. */
+int rc_reference_reduce_gen(void *out, size_t count, HcclDataType t, HcclReduceOp op,
+                            int nranks, uint64_t seed);
 /* acc[i] = acc[i] op in[i] (one step, local), for every supported pair. */
 void rc_reduce_local(void *acc, const void *in, size_t count, HcclDataType t,
                      HcclReduceOp op);

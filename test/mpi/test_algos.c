@@ -22,7 +22,10 @@
  * also shows that the inputs are order-sensitive (the sum taken from the
  * last rank to the first differs somewhere).
  *
- * Usage: test_algos [-v]. Exit status 0 if every check passed.
+ * Usage: test_algos [-v] [-c OP]. -c: part 1 for collective OP only
+ * (allreduce, broadcast, ...; an unknown OP runs none), then part 2
+ * (test/mpi/cluster.sh: every AllReduce algorithm across hosts). Exit status
+ * 0 if every check passed.
  */
 #include <hccl/hccl.h>
 #include <hccl/hccl_mpi.h>
@@ -433,9 +436,20 @@ int main(int argc, char **argv)
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &nranks);
-    for (int i = 1; i < argc; i++)
-        if (strcmp(argv[i], "-v") == 0)
+    const char *only = NULL; /* -c OP: part 1 for that collective only, then part 2 */
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "-v") == 0) {
             verbose = 1;
+        } else if (strcmp(argv[i], "-c") == 0 && i + 1 < argc) {
+            only = argv[++i];
+        } else {
+            if (rank == 0)
+                fprintf(stderr, "usage: test_algos [-v] [-c allreduce|broadcast|reduce|"
+                        "reducescatter|allgather|alltoall]\n");
+            MPI_Finalize();
+            return 2;
+        }
+    }
     const double t0 = MPI_Wtime();
     world_ids = malloc((size_t)nranks * sizeof(uint32_t));
     for (int i = 0; i < nranks; i++)
@@ -446,7 +460,7 @@ int main(int argc, char **argv)
     }
 
     for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++)
-        for (int i = 0; cases[k].names[i]; i++) {
+        for (int i = 0; cases[k].names[i] && (!only || strcmp(only, cases[k].op) == 0); i++) {
             char value[128];
             HcclComm comm;
             snprintf(value, sizeof(value), "%s=level0:NA;level1:%s", cases[k].op,
@@ -464,7 +478,7 @@ int main(int argc, char **argv)
                        MPI_Wtime() - t0);
         }
     /* HCCL's own spelling for everything at once */
-    {
+    if (!only) {
         HcclComm comm;
         checks++;
         if (make_comm("level0:NA;level1:H-D_R", 0, &comm) != HCCL_SUCCESS) {
@@ -476,7 +490,7 @@ int main(int argc, char **argv)
         }
     }
     /* an unknown name fails the communicator on every rank (both ways) */
-    {
+    if (!only) {
         HcclComm comm = NULL;
         HcclCommConfig cfg;
         HcclCommConfigInit(&cfg);

@@ -19,7 +19,7 @@
  * and the combinations the API refuses must return the documented code
  * without touching the buffers.
  *
- * Usage: test_coll [-q] [-B] [-A] [-s SEED] [-v]
+ * Usage: test_coll [-q] [-B] [-A] [-L] [-s SEED] [-v]
  *   -q  quick: fewer counts and ops (for large rank counts on few cores)
  *   -A  registered buffers: the collectives' buffers come from one
  *       HcclMemAlloc pool (malloc once it is full) that is registered with
@@ -27,6 +27,11 @@
  *       offset that is no page boundary (a buffer across it is in neither:
  *       the unmapped path), not with half (HcclCommRegister)
  *   -B  skip the big sizes (65536+3, 1M+1 elements)
+ *   -L  references of the reductions, AllGather and AlltoAll computed
+ *       locally: every rank's input regenerated (a pure function of seed
+ *       and rank), reductions in rank order by refcheck.c, no MPI call
+ *       (across the hosts of an emulated cluster an MPI message costs
+ *       about 4 ms: docs/CLUSTER.md); AlltoAllV keeps MPI_Alltoallv
  *   -s  base seed of the input generator (default 20240611)
  *   -v  print one line per case on rank 0
  *
@@ -74,7 +79,7 @@ static int g_rank, g_n;
 static long g_checks, g_fails;
 static int g_printed;
 static uint64_t g_seed = 20240611, g_case;
-static int g_quick, g_nobig, g_verbose, g_reg;
+static int g_quick, g_nobig, g_verbose, g_reg, g_localref;
 
 /* -A: the buffers come from one HcclMemAlloc region (rc_buf_pool; each
  * case frees what it took, so the pool starts over) */
@@ -258,6 +263,50 @@ static void verbose_case(const case_t *c)
 
 /* -------------------------------------------------------- reductions */
 
+/* AllGather's reference: rank r's `bytes` from rc_fill_bytes(.., r, seed)
+ * at r * bytes; MPI_Allgather, or with -L regenerated here. */
+static void ref_allgather(const ctx_t *cx, const void *in, void *exp, size_t bytes,
+                          uint64_t seed)
+{
+    if (!g_localref) {
+        MPI_Allgather(in, (int)bytes, MPI_BYTE, exp, (int)bytes, MPI_BYTE, cx->m);
+        return;
+    }
+    for (int r = 0; r < cx->n; r++)
+        rc_fill_bytes((unsigned char *)exp + (size_t)r * bytes, bytes, r, seed);
+}
+
+/* AlltoAll's reference: block j is block `rank` of rank j's input
+ * (rc_fill_bytes(.., j, seed) of n blocks); MPI_Alltoall, or with -L
+ * regenerated here. */
+static void ref_alltoall(const ctx_t *cx, const void *in, void *exp, size_t bytes,
+                         uint64_t seed)
+{
+    if (!g_localref) {
+        MPI_Alltoall(in, (int)bytes, MPI_BYTE, exp, (int)bytes, MPI_BYTE, cx->m);
+        return;
+    }
+    const size_t total = bytes * (size_t)cx->n;
+    unsigned char *tmp = xmalloc(total);
+    for (int j = 0; j < cx->n; j++) {
+        rc_fill_bytes(tmp, total, j, seed);
+        if (bytes)
+            memcpy((unsigned char *)exp + (size_t)j * bytes, tmp + (size_t)cx->rank * bytes, bytes);
+    }
+    free(tmp);
+}
+
+/* The reference of a reduction whose inputs came from rc_fill_reduce with
+ * seed: MPI (refcheck.c), or with -L regenerated and reduced here. */
+static void ref_reduce(const ctx_t *cx, const void *in, void *out, size_t count,
+                       HcclDataType t, HcclReduceOp op, uint64_t seed)
+{
+    if (g_localref)
+        rc_reference_reduce_gen(out, count, t, op, cx->n, seed);
+    else
+        rc_reference_reduce(in, out, count, t, op, cx->m);
+}
+
 static void t_allreduce(const ctx_t *cx, HcclDataType t, HcclReduceOp op, uint64_t count,
                         int inplace)
 {
@@ -269,7 +318,7 @@ static void t_allreduce(const ctx_t *cx, HcclDataType t, HcclReduceOp op, uint64
     unsigned char *in = xmalloc(bytes), *ref = xmalloc(bytes), *before = xmalloc(bytes);
     rc_fill_reduce(in, count, t, op, cx->rank, cx->n, seed);
     if (exp_rc == HCCL_SUCCESS)
-        rc_reference_reduce(in, ref, count, t, op, cx->m);
+        ref_reduce(cx, in, ref, count, t, op, seed);
     rc_buf_t sb, rb;
     xbuf(&sb, bytes, es);
     xbuf(&rb, bytes, es);
@@ -331,16 +380,18 @@ static void t_repeat(const ctx_t *cx, char which, HcclDataType t, HcclReduceOp o
     for (int i = 0; i < REPS; i++) {
         unsigned char *pi = in + i * in_b, *pe = exp + i * total;
         if (reduces) {
-            rc_fill_reduce(pi, in_b / es, t, op, cx->rank, cx->n, next_seed());
-            rc_reference_reduce(pi, pe, in_b / es, t, op, cx->m);
+            const uint64_t seed = next_seed();
+            rc_fill_reduce(pi, in_b / es, t, op, cx->rank, cx->n, seed);
+            ref_reduce(cx, pi, pe, in_b / es, t, op, seed);
             if (which == 'r') /* our block */
                 memmove(pe, pe + (size_t)cx->rank * bytes, bytes);
         } else {
-            rc_fill_bytes(pi, in_b, cx->rank, next_seed());
+            const uint64_t seed = next_seed();
+            rc_fill_bytes(pi, in_b, cx->rank, seed);
             if (which == 'g')
-                MPI_Allgather(pi, (int)bytes, MPI_BYTE, pe, (int)bytes, MPI_BYTE, cx->m);
+                ref_allgather(cx, pi, pe, bytes, seed);
             else
-                MPI_Alltoall(pi, (int)bytes, MPI_BYTE, pe, (int)bytes, MPI_BYTE, cx->m);
+                ref_alltoall(cx, pi, pe, bytes, seed);
         }
     }
     rc_buf_t sb, rb;
@@ -396,7 +447,7 @@ static void t_reduce(const ctx_t *cx, HcclDataType t, HcclReduceOp op, uint64_t 
     unsigned char *in = xmalloc(bytes), *ref = xmalloc(bytes), *before = xmalloc(bytes);
     rc_fill_reduce(in, count, t, op, cx->rank, cx->n, seed);
     if (exp_rc == HCCL_SUCCESS)
-        rc_reference_reduce(in, ref, count, t, op, cx->m);
+        ref_reduce(cx, in, ref, count, t, op, seed);
     rc_buf_t sb, rb;
     xbuf(&sb, bytes, es);
     xbuf(&rb, bytes, es);
@@ -445,7 +496,7 @@ static void t_reducescatter(const ctx_t *cx, HcclDataType t, HcclReduceOp op, ui
     unsigned char *in = xmalloc(total), *ref = xmalloc(total), *before = xmalloc(total);
     rc_fill_reduce(in, count * (size_t)cx->n, t, op, cx->rank, cx->n, seed);
     if (exp_rc == HCCL_SUCCESS)
-        rc_reference_reduce(in, ref, count * (size_t)cx->n, t, op, cx->m);
+        ref_reduce(cx, in, ref, count * (size_t)cx->n, t, op, seed);
     const unsigned char *mine = ref + (size_t)cx->rank * bytes;
     rc_buf_t sb, rb;
     xbuf(&sb, total, es);
@@ -553,7 +604,7 @@ static void t_allgather(const ctx_t *cx, HcclDataType t, uint64_t count, int inp
     uint64_t seed = next_seed();
     unsigned char *in = xmalloc(bytes), *exp = xmalloc(total);
     rc_fill_bytes(in, bytes, cx->rank, seed);
-    MPI_Allgather(in, (int)bytes, MPI_BYTE, exp, (int)bytes, MPI_BYTE, cx->m);
+    ref_allgather(cx, in, exp, bytes, seed);
     rc_buf_t sb, rb;
     xbuf(&sb, bytes, es);
     xbuf(&rb, total, es);
@@ -631,7 +682,7 @@ static void t_alltoall(const ctx_t *cx, HcclDataType t, uint64_t count)
     uint64_t seed = next_seed();
     unsigned char *in = xmalloc(total), *exp = xmalloc(total);
     rc_fill_bytes(in, total, cx->rank, seed);
-    MPI_Alltoall(in, (int)bytes, MPI_BYTE, exp, (int)bytes, MPI_BYTE, cx->m);
+    ref_alltoall(cx, in, exp, bytes, seed);
     rc_buf_t sb, rb;
     xbuf(&sb, total, es);
     xbuf(&rb, total, es);
@@ -1293,16 +1344,17 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
     MPI_Comm_size(MPI_COMM_WORLD, &g_n);
     int opt;
-    while ((opt = getopt(argc, argv, "qBAs:v")) != -1) {
+    while ((opt = getopt(argc, argv, "qBALs:v")) != -1) {
         switch (opt) {
         case 'q': g_quick = 1; break;
+        case 'L': g_localref = 1; break;
         case 'A': g_reg = 1; break;
         case 'B': g_nobig = 1; break;
         case 's': g_seed = strtoull(optarg, NULL, 0); break;
         case 'v': g_verbose = 1; break;
         default:
             if (g_rank == 0)
-                fprintf(stderr, "usage: test_coll [-q] [-B] [-A] [-s SEED] [-v]\n");
+                fprintf(stderr, "usage: test_coll [-q] [-B] [-A] [-L] [-s SEED] [-v]\n");
             MPI_Finalize();
             return 2;
         }

@@ -12,7 +12,9 @@
  *  2. The plan: 100 tensors of 256 B are 1 network operation; a tensor
  *     larger than a bucket goes alone; on one host with DIRECT the tensors
  *     are gathered in place, otherwise packed (counted from the library's
- *     own counters: this test links the internal library for them).
+ *     own counters: this test links the internal library for them); ranks
+ *     on several hosts (the emulated cluster, hosts declared in
+ *     HCCL_TOPO_FILE) always pack.
  *  3. A group of 10 SUM AllReduces, 2 MAX AllReduces and a Broadcast on
  *     one communicator: 2 fused sets, results checked.
  *  4. HcclAllReduceMulti inside a group joins the group's fusion.
@@ -370,7 +372,15 @@ int main(int argc, char **argv)
     if (HcclCommInitMpi(MPI_COMM_WORLD, &comm) != HCCL_SUCCESS)
         MPI_Abort(MPI_COMM_WORLD, 2);
     const char *algo = getenv("HCCL_ALLREDUCE_ALGO"), *det = getenv("HCCL_DETERMINISTIC");
-    g_gather = g_n >= 2 && (algo == NULL || *algo == 0 || strcmp(algo, "DIRECT") == 0) &&
+    /* ranks on several hosts (the emulated cluster, or hosts declared in
+     * HCCL_TOPO_FILE) pack: messages between hosts cannot gather in place */
+    float probe[4] = {1, 2, 3, 4};
+    uint64_t across = 0, total = 0;
+    CHECK(HcclAllReduce(probe, probe, 4, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, comm, NULL));
+    CHECK(HcclCommGetInterNodeBytes(comm, &across, &total));
+    unsigned long long mine = across, any = 0;
+    MPI_Allreduce(&mine, &any, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
+    g_gather = g_n >= 2 && any == 0 && (algo == NULL || *algo == 0 || strcmp(algo, "DIRECT") == 0) &&
                (det == NULL || *det == 0 || strcmp(det, "0") == 0);
     section_types(comm);
     section_plan(comm);

@@ -13,8 +13,9 @@
  *                       nodes, summed over ranks, must be WANT
  *   fail CODE           HcclCommInitMpi must fail with CODE on every rank
  *                       (a bad topology override: none may hang)
- *   mismatch            rank 1 sets HCCL_GROUP_0=0 before init, the others
- *                       do not: every rank must fail with HCCL_E_PARA
+ *   mismatch [VAR VALUE] rank 1 sets VAR=VALUE (default HCCL_GROUP_0=0)
+ *                       before init, the others do not: every rank must fail
+ *                       with HCCL_E_PARA
  *   cluster FILE        HcclCommInitClusterInfo(FILE, MPI rank) (mpirun is
  *                       only the launcher), then an AllReduce, checked
  *   compare COUNT ITERS time the AllReduce with the algorithm set by
@@ -188,10 +189,10 @@ static int mode_fail(int code)
     return 0;
 }
 
-static int mode_mismatch(void)
+static int mode_mismatch(const char *var, const char *value)
 {
     if (g_rank == 1)
-        setenv("HCCL_GROUP_0", "0", 1);
+        setenv(var, value, 1);
     HcclComm world = NULL;
     HcclResult rc = HcclCommInitMpi(MPI_COMM_WORLD, &world);
     CHECK(rc == HCCL_E_PARA, "HcclCommInitMpi returned %d, want HCCL_E_PARA", (int)rc);
@@ -394,8 +395,10 @@ int main(int argc, char **argv)
         mode_bytes(strtoull(argv[2], NULL, 10), strtoull(argv[3], NULL, 10));
     else if (strcmp(mode, "fail") == 0 && argc == 3)
         mode_fail(atoi(argv[2]));
-    else if (strcmp(mode, "mismatch") == 0)
-        mode_mismatch();
+    else if (strcmp(mode, "mismatch") == 0 && argc == 2)
+        mode_mismatch("HCCL_GROUP_0", "0");
+    else if (strcmp(mode, "mismatch") == 0 && argc == 4)
+        mode_mismatch(argv[2], argv[3]);
     else if (strcmp(mode, "cluster") == 0 && argc == 3)
         mode_cluster(argv[2]);
     else if (strcmp(mode, "compare") == 0 && argc == 4)
@@ -407,7 +410,7 @@ int main(int argc, char **argv)
     else {
         if (g_rank == 0)
             fprintf(stderr, "usage: test_topo run COUNT | bytes COUNT WANT | fail CODE | mismatch "
-                    "| cluster FILE | compare COUNT ITERS | wire COUNT ITERS | rootinfo COUNT\n");
+                    "[VAR VALUE] | cluster FILE | compare COUNT ITERS | wire COUNT ITERS | rootinfo COUNT\n");
         g_fail++;
     }
     int fails = 0;

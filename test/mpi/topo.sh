@@ -10,13 +10,16 @@
 #     groups from HCCL_GROUP_<n> only, at 4 ranks;
 #  3. bytes across the declared host boundary, exactly: HIER 2 N, the
 #     topology-ordered RING 3.5 N (8 ranks, 2 hosts: a blind ring would
-#     send 14 N, see check_topo);
+#     send 14 N, see check_topo); with HCCL_TOPO_RING_ORDER=0 the ring
+#     follows rank order (4 ranks alternating between 2 hosts: 6 N, not
+#     3 N) and the ring collectives stay exact;
 #  4. overrides change what is chosen: the INFO log shows the groups and the
 #     ring order, and HIER is selected only with the groups declared;
 #  5. a bad override fails HcclCommInitMpi with HCCL_E_PARA on every rank
 #     (naming the file line), none hangs; ranks that disagree fail alike; a
 #     FIFO as the topology file is refused, not read; a file whose ranks are
-#     all beyond the job is an error;
+#     all beyond the job is an error; ranks that disagree on
+#     HCCL_TOPO_RING_ORDER fail alike;
 #  6. HcclCommInitClusterInfo from a rank table (2 servers on this machine);
 #  7. HCCL_TOPO_DUMP_FILE writes a file that reads back into the same ring.
 set -u
@@ -74,6 +77,19 @@ grep -E "xnode|FAIL" "$tmp/b1.log"
 HCCL_ALLREDUCE_ALGO=RING HCCL_TOPO_FILE="$tmp/sim222.topo" \
     run 8 test_topo bytes 262144 3670016 >"$tmp/b2.log" 2>&1 || fail "RING bytes"
 grep -E "xnode|FAIL" "$tmp/b2.log"
+# HCCL_TOPO_RING_ORDER=0: the ring in rank order, 4 ranks alternating
+# between two declared hosts: every link of the ring crosses (6 N) where
+# the topology's ring 0 2 1 3 crosses twice (3 N); the results stay exact
+HCCL_ALLREDUCE_ALGO=RING HCCL_TOPO_FILE="$here/two-hosts.topo" \
+    run 4 test_topo bytes 262144 3145728 >"$tmp/b4.log" 2>&1 || fail "RING bytes, topology order"
+grep -E "xnode|FAIL" "$tmp/b4.log"
+HCCL_TOPO_RING_ORDER=0 HCCL_ALLREDUCE_ALGO=RING HCCL_TOPO_FILE="$here/two-hosts.topo" \
+    run 4 test_topo bytes 262144 6291456 >"$tmp/b5.log" 2>&1 || fail "RING bytes, rank order"
+grep -E "xnode|FAIL" "$tmp/b5.log"
+HCCL_TOPO_RING_ORDER=0 HCCL_ALLREDUCE_ALGO=RING HCCL_REDUCESCATTER_ALGO=RING \
+    HCCL_ALLGATHER_ALGO=RING HCCL_TOPO_FILE="$here/two-hosts.topo" \
+    run 4 test_topo run 70001 >"$tmp/b6.log" 2>&1 || fail "RING collectives, rank order"
+grep -E "test_topo|FAIL" "$tmp/b6.log"
 # the traffic between the declared hosts took the TCP-only worker
 HCCL_ALLREDUCE_ALGO=HIER HCCL_TOPO_FILE="$tmp/sim222.topo" HCCL_DEBUG=TRACE \
     HCCL_DEBUG_SUBSYS=TRANSPORT,INIT run 8 test_topo bytes 65536 524288 >"$tmp/b3.log" 2>&1 ||
@@ -115,6 +131,9 @@ HCCL_NVLINK_MAP=0-1 run 4 test_topo fail 1 >"$tmp/f3.log" 2>&1 || fail "HCCL_NVL
 HCCL_TOPO_FILE=/nonexistent/x.topo run 4 test_topo fail 1 >"$tmp/f4.log" 2>&1 ||
     fail "missing file"
 run 4 test_topo mismatch >"$tmp/f5.log" 2>&1 || fail "ranks that disagree"
+run 4 test_topo mismatch HCCL_TOPO_RING_ORDER 0 >"$tmp/f5b.log" 2>&1 ||
+    fail "ranks that disagree on HCCL_TOPO_RING_ORDER"
+grep -q "HCCL_TOPO_RING_ORDER=0" "$tmp/f5b.log" || fail "HCCL_TOPO_RING_ORDER named in the log"
 # a FIFO is refused, not read (reading it would block init)
 mkfifo "$tmp/fifo.topo"
 HCCL_TOPO_FILE="$tmp/fifo.topo" run 4 test_topo fail 1 >"$tmp/f6.log" 2>&1 || fail "FIFO"

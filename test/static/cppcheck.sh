@@ -5,6 +5,9 @@
 # and a test, and three false positives now quieted by initializing. Skips
 # (77) where cppcheck is not installed (tools/install-deps.sh installs it).
 set -u
+case ${1:-} in
+-h | --help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;;
+esac
 src=${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}
 bld=${top_builddir:-$src}
 command -v cppcheck >/dev/null 2>&1 || { echo "cppcheck not installed: skipped"; exit 77; }

@@ -165,6 +165,7 @@ static const var_case_t cases[] = {
     {"HCCL_TUNE_FILE", "/tmp/tune.txt", K_STR, 0, 0, NULL, NULL},
     {"HCCL_DETERMINISTIC", "TRUE", K_INT, 1, 0, NULL, "maybe"},
     {"HCCL_CHECK_ARGS", "on", K_INT, 1, 0, NULL, "2"},
+    {"HCCL_GPU_IPC", "1", K_INT, 1, 0, NULL, "gpu"},
     {"HCCL_BUFFSIZE", "64", K_U64, 64ull << 20, 0, NULL, "64MB"},
     {"HCCL_BUFFER_SIZE", "1GB", K_U64, 1ull << 30, 0, NULL, "1KB"},
     {"HCCL_FUSION_THRESHOLD", "16MB", K_U64, 16 << 20, 0, NULL, "-1"},
@@ -176,9 +177,11 @@ static const var_case_t cases[] = {
     {"HCCL_IF_IP", "10.0.0.1", K_STR, 0, 0, NULL, "10.0.0.256"},
     {"HCCL_SOCKET_IFNAME", "lo,eth", K_STR, 0, 0, NULL, "=nosuchif0"},
     {"HCCL_IF_BASE_PORT", "60000", K_INT, 60000, 0, NULL, "70000"},
+    {"HCCL_SPAWN_HOST", "10.213.47.4", K_STR, 0, 0, NULL, NULL},
     {"HCCL_NVLINK_MAP", "0:1,1:2,2:3,3:0", K_STR, 0, 0, NULL, NULL},
     {"HCCL_TOPO_FILE", "/tmp/topo.txt", K_STR, 0, 0, NULL, NULL},
     {"HCCL_TOPO_DUMP_FILE", "/tmp/topo.dump", K_STR, 0, 0, NULL, NULL},
+    {"HCCL_TOPO_RING_ORDER", "off", K_INT, 0, 0, NULL, "rank"},
     {"HCCL_TRACE_FILE", "/tmp/trace.%r.json", K_STR, 0, 0, NULL, NULL},
 };
 #define NCASES (int)(sizeof(cases) / sizeof(cases[0]))

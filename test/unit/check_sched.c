@@ -48,9 +48,8 @@
  * offers halves from just above the least the builders need (HC_SHM_MIN_HALF)
  * to 16 KB of data room more (by seed), so that the shared-memory
  * algorithms run like the others and small messages already take several
- * chunks. (Until the twelfth session three of the four were fixed sizes of
- * 8-16 KB, below HC_SHM_MIN_HALF since the run-ahead ring grew to 16 KB:
- * three cases in four of every shared-memory algorithm were skipped.) */
+ * chunks. (Fixed sizes of 8-16 KB would fall below HC_SHM_MIN_HALF, and
+ * every shared-memory algorithm would be skipped there.) */
 static uint64_t shm_half(uint32_t seed)
 {
     static const uint64_t h[4] = {HC_SHM_MIN_HALF + 512, HC_SHM_MIN_HALF + 4096,
