@@ -57,6 +57,7 @@
 #include "src/comm/op.h"
 #include "src/comm/shm.h"
 #include "src/comm/tune.h"
+#include "tools/hcomm-sim.h"
 #include "tools/hugepages.h"
 #include "tools/stats.h"
 
@@ -141,6 +142,47 @@ static void fmt_size(uint64_t v, char *buf, size_t n)
         snprintf(buf, n, "%llu", (unsigned long long)v);
 }
 
+/* The rules of one collective for a tuning file: per size the winner;
+ * consecutive sizes with the same winner merge into one rule "coll LO-HI
+ * N ALGO [nt] [when=registered]", its boundaries at the sizes where the
+ * winner changed, the last one open ("LO-*"). */
+typedef struct {
+    FILE *out;
+    const char *coll;
+    int nranks, reg;
+    char prev[64]; /* the winner since prev_lo ("" none yet) */
+    int prev_nt;
+    uint64_t prev_lo;
+} rules_t;
+
+static void rules_line(rules_t *r, const char *hi)
+{
+    char lo[24];
+    fmt_size(r->prev_lo, lo, sizeof(lo));
+    fprintf(r->out, "%-13s %s-%s %d %s%s%s\n", r->coll, r->prev_lo ? lo : "0", hi, r->nranks,
+            r->prev, r->prev_nt ? " nt" : "", r->reg ? " when=registered" : "");
+}
+
+static void rules_add(rules_t *r, uint64_t bytes, const char *algo, int nt)
+{
+    if (r->out == NULL)
+        return;
+    if (r->prev[0] && (strcasecmp(r->prev, algo) != 0 || r->prev_nt != nt)) {
+        char hi[24];
+        fmt_size(bytes, hi, sizeof(hi));
+        rules_line(r, hi);
+        r->prev_lo = bytes;
+    }
+    snprintf(r->prev, sizeof(r->prev), "%s", algo);
+    r->prev_nt = nt;
+}
+
+static void rules_end(rules_t *r)
+{
+    if (r->out && r->prev[0])
+        rules_line(r, "*");
+}
+
 static void usage(FILE *f)
 {
     if (rank == 0)
@@ -160,11 +202,131 @@ static void usage(FILE *f)
                 "      communicator (HcclCommRegister); the rules get when=registered\n"
                 "  -H: buffers in transparent huge pages (2 MiB aligned, MADV_HUGEPAGE),\n"
                 "      for a program whose buffers are: the fastest algorithm can differ\n"
-                "  -o: write the winners as an HCCL_TUNE_FILE (appends per collective)\n");
+                "  -o: write the winners as an HCCL_TUNE_FILE (appends per collective)\n"
+                "or:    hcomm-tune --model [machine options] [-C COLL|all] [-b MIN] [-e MAX]\n"
+                "                  [-f FACTOR] [-o FILE]\n"
+                "  the same from hcomm-sim's model of a machine (no MPI; the machine options\n"
+                "  of hcomm-sim: --machine, --nodes, --ranks-per-node, --racks, --nic-bw, ...)\n");
+}
+
+/* hcomm-tune --model [machine options] [-C COLL|all] [-b MIN] [-e MAX]
+ * [-f FACTOR] [-o FILE]: the same table and rules, from hcomm-sim's model
+ * of a machine instead of measurements (no MPI; docs/SCALE.md). */
+static int model_main(int argc, char **argv)
+{
+    hs_machine_t m;
+    const char *topo = NULL, *cname = "allreduce", *outfile = NULL;
+    char err[512];
+    if (hs_machine_args(&argc, argv, &m, &topo, err, sizeof(err)) != 0) {
+        fprintf(stderr, "hcomm-tune --model: %s\n", err);
+        return 2;
+    }
+    uint64_t minb = 1024, maxb = 64ull << 20;
+    double factor = 4;
+    int opt;
+    optind = 1;
+    while ((opt = getopt(argc, argv, "C:b:e:f:o:h")) != -1) {
+        switch (opt) {
+        case 'C': cname = optarg; break;
+        case 'b': if (parse_size(optarg, &minb)) goto bad; break;
+        case 'e': if (parse_size(optarg, &maxb)) goto bad; break;
+        case 'f': factor = atof(optarg); if (!(factor > 1)) goto bad; break;
+        case 'o': outfile = optarg; break;
+        default: goto bad;
+        }
+    }
+    if (optind < argc)
+        goto bad;
+    if (minb < 4)
+        minb = 4;
+    hs_sim_t *sim = hs_create(&m, topo, err, sizeof(err));
+    if (sim == NULL) {
+        fprintf(stderr, "hcomm-tune --model: %s\n", err);
+        return 1;
+    }
+    const int n = (int)hs_nranks(sim);
+    FILE *out = NULL;
+    if (outfile) {
+        out = fopen(outfile, "w");
+        if (out == NULL) {
+            perror(outfile);
+            hs_destroy(sim);
+            return 1;
+        }
+        fprintf(out, "# written by hcomm-tune --model on %d ranks of machine %s (%s), "
+                     "float32; hcomm-sim's model (docs/SCALE.md)\n",
+                n, m.name, topo ? topo : "shorthand");
+    }
+    int rc = 0, found = 0;
+    for (size_t ci = 0; ci < sizeof(colls) / sizeof(colls[0]); ci++) {
+        if (strcasecmp(cname, "all") != 0 && strcasecmp(cname, colls[ci].name) != 0)
+            continue;
+        found = 1;
+        const hc_coll_t coll = colls[ci].coll;
+        int na;
+        const hc_algo_t *tab = hc_coll_algos(coll, &na);
+        printf("# %s on %d ranks, modelled (machine %s; us, slowest rank); '-': cannot run\n",
+               colls[ci].name, n, m.name);
+        printf("%12s", "bytes");
+        for (int k = 0; k < na; k++)
+            printf(" %12s", tab[k].name);
+        printf("  best\n");
+        rules_t rules = {.out = out, .coll = colls[ci].name, .nranks = n};
+        for (uint64_t bytes = minb;; bytes = (uint64_t)((double)bytes * factor)) {
+            if (bytes > maxb)
+                bytes = maxb;
+            int best = -1;
+            double bt = 0;
+            printf("%12llu", (unsigned long long)bytes);
+            for (int k = 0; k < na; k++) {
+                hs_result_t r;
+                int e = hs_run(sim, coll, bytes, tab[k].name, 0, NULL, &r, err, sizeof(err));
+                if (e == HCCL_E_NOT_SUPPORT) {
+                    printf(" %12s", "-");
+                    continue;
+                }
+                if (e != HCCL_SUCCESS) {
+                    fprintf(stderr, "hcomm-tune --model: %s %s %llu bytes: %s\n",
+                            colls[ci].name, tab[k].name, (unsigned long long)bytes, err);
+                    printf(" %12s", "?");
+                    rc = 1;
+                    continue;
+                }
+                printf(" %12.1f", r.time * 1e6);
+                if (best < 0 || r.time < bt) {
+                    best = k;
+                    bt = r.time;
+                }
+            }
+            printf("  %s\n", best >= 0 ? tab[best].name : "-");
+            fflush(stdout);
+            if (best >= 0)
+                rules_add(&rules, bytes, tab[best].name, 0);
+            if (bytes >= maxb)
+                break;
+        }
+        rules_end(&rules);
+    }
+    if (out)
+        fclose(out);
+    hs_destroy(sim);
+    if (!found) {
+        fprintf(stderr, "hcomm-tune --model: unknown collective '%s'\n", cname);
+        return 2;
+    }
+    return rc;
+bad:
+    fprintf(stderr, "usage: hcomm-tune --model [machine options of hcomm-sim] [-C COLL|all] "
+                    "[-b MIN] [-e MAX] [-f FACTOR] [-o FILE]\n");
+    return 2;
 }
 
 int main(int argc, char **argv)
 {
+    if (argc > 1 && strcmp(argv[1], "--model") == 0) {
+        argv[1] = argv[0];
+        return model_main(argc - 1, argv + 1);
+    }
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &nranks);
@@ -308,8 +470,7 @@ int main(int argc, char **argv)
                 printf(" %12s", names[k]);
             printf("  best\n");
         }
-        int prev = -1; /* the candidate winning since prev_lo */
-        uint64_t prev_lo = 0;
+        rules_t rules = {.out = out, .coll = colls[ci].name, .nranks = nranks, .reg = reg};
         for (uint64_t bytes = minb;; bytes = (uint64_t)((double)bytes * factor)) {
             if (bytes > maxb)
                 bytes = maxb;
@@ -352,28 +513,13 @@ int main(int argc, char **argv)
                 }
                 printf("  %s\n", best >= 0 ? names[best] : "-");
                 fflush(stdout);
-                if (out && best >= 0 && !special[best]) {
-                    if (prev >= 0 && strcasecmp(names[prev], names[best]) != 0) {
-                        char lo[24], hi[24];
-                        fmt_size(prev_lo, lo, sizeof(lo));
-                        fmt_size(bytes, hi, sizeof(hi));
-                        fprintf(out, "%-13s %s-%s %d %s%s%s\n", colls[ci].name,
-                                prev_lo ? lo : "0", hi, nranks, base[prev], nt[prev] ? " nt" : "",
-                                reg ? " when=registered" : "");
-                        prev_lo = bytes;
-                    }
-                    prev = best;
-                }
+                if (best >= 0 && !special[best])
+                    rules_add(&rules, bytes, base[best], nt[best]);
             }
             if (bytes >= maxb)
                 break;
         }
-        if (out && prev >= 0) {
-            char lo[24];
-            fmt_size(prev_lo, lo, sizeof(lo));
-            fprintf(out, "%-13s %s-* %d %s%s%s\n", colls[ci].name, prev_lo ? lo : "0", nranks,
-                    base[prev], nt[prev] ? " nt" : "", reg ? " when=registered" : "");
-        }
+        rules_end(&rules);
         for (int k = 0; k < nc; k++) {
             if (reg && (HcclCommDeregister(comm[k], hs[k]) != HCCL_SUCCESS ||
                         HcclCommDeregister(comm[k], hr[k]) != HCCL_SUCCESS))

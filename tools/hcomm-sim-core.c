@@ -1,0 +1,1302 @@
+/*
+ * tools/hcomm-sim-core.c - the simulator behind tools/hcomm-sim and
+ * hcomm-tune --model (the model: tools/hcomm-sim.h, docs/SCALE.md).
+ *
+ * One run: the algorithm and chunk size come from the library's own
+ * selection table (src/comm/tune.h), forced or not; every rank's schedule from
+ * the algorithm's builder; then the schedules are flattened into arrays
+ * (kind, peer, bytes, dependents), each SEND matched with its RECV by
+ * (sender, receiver, tag), and replayed in time order from a heap of
+ * completion and arrival events.
+ */
+#include "tools/hcomm-sim.h"
+
+#include <ctype.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <hccl/hccl.h>
+
+#include "coll/algos.h"
+#include "src/base/env.h"
+#include "src/comm/tune.h"
+#include "topo/topo.h"
+
+/* ------------------------------------------------------------ presets */
+
+#define GBIT (1e9 / 8)
+#define GB 1e9
+
+static const hs_machine_t presets[] = {
+    {.name = "emu",
+     .source = "this machine's emulated cluster (tools/hcomm-cluster up N --rate 300mbit, "
+               "one rank per host): a link carries 0.95 of its tbf rate (2 hosts, RING "
+               "64 MB: 1.889 s), 15 us a message (docs/CLUSTER.md: 8 B AllReduce 14 us); "
+               "--nic-bw RATE*0.95 for other rates (docs/SCALE.md, Calibration)",
+     .nodes = 4, .rpn = 1, .racks = 1,
+     .intra = {.lat = 1e-6, .bw = 5 * GB},
+     .nic = {.lat = 15e-6, .bw = 0.3 * GBIT * 0.95},
+     .uplink_bw = 0, .spine_lat = 0,
+     .reduce_bw = 2 * GB, .copy_bw = 5 * GB},
+    {.name = "nvlink8",
+     .source = "an 8-GPU node (DGX H100 class): NVLink 4 at 450 GB/s per GPU and direction "
+               "(NVIDIA H100 datasheet: 900 GB/s bidirectional), one 400 Gb/s NIC per node "
+               "(ConnectX-7; --nic-bw 100Gb/s..400Gb/s), reductions at 1 TB/s (HBM3 "
+               "3.35 TB/s over three streams)",
+     .nodes = 1, .rpn = 8, .racks = 1,
+     .intra = {.lat = 2e-6, .bw = 450 * GB},
+     .nic = {.lat = 5e-6, .bw = 400 * GBIT},
+     .uplink_bw = 0, .spine_lat = 0,
+     .reduce_bw = 1000 * GB, .copy_bw = 1000 * GB},
+    {.name = "fattree",
+     .source = "a two-level fat tree of nvlink8 nodes: 16 nodes per rack behind a leaf "
+               "switch, 200 Gb/s NICs, leaf uplinks of 16 x 200 Gb/s to the spine "
+               "(non-blocking; --uplink-bw for oversubscription), 1 us more per spine "
+               "crossing",
+     .nodes = 64, .rpn = 8, .racks = 4,
+     .intra = {.lat = 2e-6, .bw = 450 * GB},
+     .nic = {.lat = 3e-6, .bw = 200 * GBIT},
+     .uplink_bw = 16 * 200 * GBIT, .spine_lat = 1e-6,
+     .reduce_bw = 1000 * GB, .copy_bw = 1000 * GB},
+};
+
+const hs_machine_t *hs_preset(const char *name)
+{
+    for (size_t i = 0; i < sizeof(presets) / sizeof(presets[0]); i++)
+        if (strcmp(presets[i].name, name) == 0)
+            return &presets[i];
+    return NULL;
+}
+
+void hs_presets_print(FILE *f)
+{
+    for (size_t i = 0; i < sizeof(presets) / sizeof(presets[0]); i++) {
+        const hs_machine_t *m = &presets[i];
+        fprintf(f, "  %-8s %u node(s) x %u rank(s), %u rack(s); intra %.3g GB/s %.3g us; "
+                   "NIC %.4g Gb/s %.3g us; uplink %s; reduce %.3g GB/s\n"
+                   "           %s\n",
+                m->name, m->nodes, m->rpn, m->racks, m->intra.bw / GB, m->intra.lat * 1e6,
+                m->nic.bw / GBIT, m->nic.lat * 1e6,
+                m->uplink_bw > 0 ? "limited" : "unlimited", m->reduce_bw / GB, m->source);
+    }
+}
+
+/* ------------------------------------------------------------ parsing */
+
+int hs_parse_size(const char *s, uint64_t *out)
+{
+    char *end;
+    double v = strtod(s, &end);
+    if (end == s || !(v >= 0) || v > 1e18)
+        return -1;
+    switch (toupper((unsigned char)*end)) {
+    case 'K': v *= 1024; end++; break;
+    case 'M': v *= 1024 * 1024; end++; break;
+    case 'G': v *= 1024.0 * 1024 * 1024; end++; break;
+    default: break;
+    }
+    if (*end == 'B' || *end == 'b')
+        end++;
+    if (*end)
+        return -1;
+    *out = (uint64_t)v;
+    return 0;
+}
+
+int hs_parse_bw(const char *s, double *out)
+{
+    char *end;
+    double v = strtod(s, &end);
+    if (end == s || !(v > 0) || !isfinite(v))
+        return -1;
+    double mul = 1;
+    const char u = (char)toupper((unsigned char)*end);
+    if (u == 'K' || u == 'M' || u == 'G' || u == 'T') {
+        mul = u == 'K' ? 1e3 : u == 'M' ? 1e6 : u == 'G' ? 1e9 : 1e12;
+        end++;
+    }
+    if (strcmp(end, "") == 0 || strcmp(end, "B/s") == 0)
+        ;
+    else if (strcmp(end, "b/s") == 0 || strcasecmp(end, "bit") == 0 ||
+             strcasecmp(end, "bps") == 0)
+        mul /= 8;
+    else
+        return -1;
+    *out = v * mul;
+    return 0;
+}
+
+int hs_parse_time(const char *s, double *out)
+{
+    char *end;
+    double v = strtod(s, &end);
+    if (end == s || !(v >= 0) || !isfinite(v))
+        return -1;
+    if (strcmp(end, "") == 0 || strcmp(end, "s") == 0)
+        ;
+    else if (strcmp(end, "ms") == 0)
+        v *= 1e-3;
+    else if (strcmp(end, "us") == 0)
+        v *= 1e-6;
+    else if (strcmp(end, "ns") == 0)
+        v *= 1e-9;
+    else
+        return -1;
+    *out = v;
+    return 0;
+}
+
+double hs_busbw_factor(hc_coll_t coll, uint32_t n)
+{
+    switch (coll) {
+    case HC_COLL_ALLREDUCE:
+        return 2.0 * (n - 1) / n;
+    case HC_COLL_REDUCESCATTER:
+    case HC_COLL_ALLGATHER:
+    case HC_COLL_ALLTOALL:
+        return (double)(n - 1) / n;
+    default:
+        return 1.0;
+    }
+}
+
+/* ------------------------------------------------------------ machine options */
+
+static const struct {
+    const char *name;
+    int arg;
+} mopts[] = {
+    {"machine", 1},  {"nodes", 1},     {"ranks-per-node", 1}, {"racks", 1},
+    {"round-robin", 0}, {"topo", 1},   {"intra-bw", 1},       {"intra-lat", 1},
+    {"nic-bw", 1},   {"nic-lat", 1},   {"uplink-bw", 1},      {"spine-lat", 1},
+    {"reduce-bw", 1}, {"copy-bw", 1},
+};
+
+/* Apply one option (not --machine) to m. */
+static int apply_opt(hs_machine_t *m, const char *name, const char *v, int *shape,
+                     const char **topo, char *err, size_t errlen)
+{
+    double x;
+    if (strcmp(name, "nodes") == 0 || strcmp(name, "ranks-per-node") == 0 ||
+        strcmp(name, "racks") == 0) {
+        char *end;
+        long n = strtol(v, &end, 10);
+        if (*end || end == v || n < 1 || n > 65536)
+            goto bad;
+        *(name[0] == 'n' ? &m->nodes : name[0] == 'r' && name[1] == 'a' && name[2] == 'n'
+                                          ? &m->rpn
+                                          : &m->racks) = (uint32_t)n;
+        *shape |= strcmp(name, "racks") == 0 ? 2 : 1;
+        return 0;
+    }
+    if (strcmp(name, "round-robin") == 0) {
+        m->round_robin = 1;
+        return 0;
+    }
+    if (strcmp(name, "topo") == 0) {
+        *topo = v;
+        return 0;
+    }
+    m->name = "custom";
+    if (strcmp(name, "uplink-bw") == 0 && strcmp(v, "0") == 0) {
+        m->uplink_bw = 0;
+        return 0;
+    }
+    if (strstr(name, "-bw")) {
+        if (hs_parse_bw(v, &x) != 0)
+            goto bad;
+        *(strcmp(name, "intra-bw") == 0 ? &m->intra.bw : strcmp(name, "nic-bw") == 0 ? &m->nic.bw
+          : strcmp(name, "uplink-bw") == 0 ? &m->uplink_bw
+          : strcmp(name, "reduce-bw") == 0 ? &m->reduce_bw : &m->copy_bw) = x;
+        return 0;
+    }
+    if (hs_parse_time(v, &x) != 0)
+        goto bad;
+    *(strcmp(name, "intra-lat") == 0 ? &m->intra.lat : strcmp(name, "nic-lat") == 0
+                                                          ? &m->nic.lat
+                                                          : &m->spine_lat) = x;
+    return 0;
+bad:
+    snprintf(err, errlen, "bad value '%s' for --%s", v, name);
+    return -1;
+}
+
+int hs_machine_args(int *argc, char **argv, hs_machine_t *m, const char **topo, char *err,
+                    size_t errlen)
+{
+    const char *mname = "fattree";
+    int shape = 0;
+    /* pass 1: find the preset; pass 2: apply the rest on top; then drop them */
+    for (int pass = 1; pass <= 2; pass++) {
+        int out = 1;
+        for (int i = 1; i < *argc; i++) {
+            const char *a = argv[i];
+            if (strcmp(a, "--") == 0) { /* the rest is not ours */
+                if (pass == 2)
+                    while (i < *argc)
+                        argv[out++] = argv[i++];
+                break;
+            }
+            size_t k, nm = sizeof(mopts) / sizeof(mopts[0]);
+            const char *eq = strchr(a, '=');
+            for (k = 0; k < nm; k++) {
+                size_t l = strlen(mopts[k].name);
+                if (strncmp(a, "--", 2) == 0 && strncmp(a + 2, mopts[k].name, l) == 0 &&
+                    (a[2 + l] == '\0' || (a[2 + l] == '=' && mopts[k].arg)))
+                    break;
+            }
+            if (k == nm) {
+                if (pass == 2)
+                    argv[out++] = argv[i];
+                continue;
+            }
+            const char *v = NULL;
+            if (mopts[k].arg) {
+                if (eq)
+                    v = eq + 1;
+                else if (i + 1 < *argc)
+                    v = argv[++i];
+                else {
+                    snprintf(err, errlen, "--%s needs a value", mopts[k].name);
+                    return -1;
+                }
+            }
+            if (pass == 1) {
+                if (strcmp(mopts[k].name, "machine") == 0)
+                    mname = v;
+                continue;
+            }
+            if (strcmp(mopts[k].name, "machine") == 0)
+                continue;
+            if (apply_opt(m, mopts[k].name, v, &shape, topo, err, errlen) != 0)
+                return -1;
+        }
+        if (pass == 1) {
+            const hs_machine_t *p = hs_preset(mname);
+            if (p == NULL) {
+                snprintf(err, errlen, "unknown machine '%s' (--presets lists them)", mname);
+                return -1;
+            }
+            *m = *p;
+            *topo = NULL;
+        } else {
+            *argc = out;
+            argv[out] = NULL;
+        }
+    }
+    if (*topo == NULL && !shape && getenv("HCCL_TOPO_FILE") && *getenv("HCCL_TOPO_FILE"))
+        *topo = getenv("HCCL_TOPO_FILE");
+    if (*topo && shape) {
+        snprintf(err, errlen, "--topo (or HCCL_TOPO_FILE) and a shape (--nodes, "
+                 "--ranks-per-node, --racks): one or the other");
+        return -1;
+    }
+    if ((shape & 1) && !(shape & 2) && m->racks > m->nodes)
+        m->racks = m->nodes; /* the preset's racks, fewer nodes */
+    return 0;
+}
+
+/* ------------------------------------------------------------ the simulator */
+
+struct hs_sim {
+    hs_machine_t m;
+    hc_topo_t *topo;
+    hc_topo_view_t view, flat;
+    hc_config_t cfg;
+    uint32_t n, nnodes, nracks;
+    int uplinks;      /* the rack uplinks can be a bottleneck (hs_create) */
+    uint64_t max_steps;
+    /* per rank: node and rack (numbered as topo/ numbers them) */
+    uint32_t *node_of, *rack_of;
+    /* the flattened schedules of one run (grown, kept between runs) */
+    uint64_t cap;
+    uint8_t *kind;
+    uint32_t *peer, *aux, *dep_off, *succ_off, *pending;
+    uint64_t *bytes;
+    double *ready;
+    uint32_t *deps, *succ;
+    uint64_t deps_cap;
+    uint32_t *base; /* [n + 1]: first step of each rank */
+};
+
+uint32_t hs_nranks(const hs_sim_t *s)
+{
+    return s->n;
+}
+
+const hc_topo_view_t *hs_view(const hs_sim_t *s)
+{
+    return &s->view;
+}
+
+void hs_set_max_steps(hs_sim_t *s, uint64_t max)
+{
+    s->max_steps = max;
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* The shorthand as a topology file: racks, nodes, one rank line a node
+ * (contiguous) or a rank (round robin). */
+static int write_shorthand(const hs_machine_t *m, FILE *f)
+{
+    fprintf(f, "hcomm-topology 1\ncluster hcomm-sim\n");
+    for (uint32_t k = 0; k < m->racks; k++)
+        fprintf(f, "rack r%u\n", k);
+    for (uint32_t d = 0; d < m->nodes; d++)
+        fprintf(f, "node n%u rack=r%u\n", d, (uint32_t)((uint64_t)d * m->racks / m->nodes));
+    if (m->round_robin) {
+        for (uint32_t i = 0; i < m->nodes * m->rpn; i++)
+            fprintf(f, "rank %u node=n%u\n", i, i % m->nodes);
+    } else {
+        for (uint32_t d = 0; d < m->nodes; d++)
+            fprintf(f, "rank %u-%u node=n%u\n", d * m->rpn, d * m->rpn + m->rpn - 1, d);
+    }
+    return ferror(f) ? -1 : 0;
+}
+
+/* Every rank's card: the same machine facts (placement comes from the file). */
+static void fake_blob(uint8_t *blob, size_t len)
+{
+    hc_topo_facts_t f;
+    memset(&f, 0, sizeof(f));
+    f.magic = HC_FACTS_MAGIC;
+    f.version = HC_FACTS_VERSION;
+    f.phys = 1;
+    f.numa = -1;
+    f.nnuma = 1;
+    f.package = -1;
+    f.hw_ok = 1;
+    snprintf(f.cpus, sizeof(f.cpus), "0");
+    memset(blob, 0, len);
+    memcpy(blob, &f, sizeof(f));
+}
+
+/* Count the ranks a topology file places (its highest rank line + 1). */
+static uint32_t file_nranks(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    if (f == NULL)
+        return 0;
+    char line[4096];
+    uint32_t n = 0;
+    while (fgets(line, sizeof(line), f)) {
+        const char *p = line;
+        while (isspace((unsigned char)*p))
+            p++;
+        if (strncmp(p, "rank", 4) != 0 || !isspace((unsigned char)p[4]))
+            continue;
+        p += 4;
+        while (isspace((unsigned char)*p))
+            p++;
+        /* LIST: 0-3,8 */
+        while (isdigit((unsigned char)*p)) {
+            unsigned long v = strtoul(p, (char **)&p, 10);
+            if (*p == '-' && isdigit((unsigned char)p[1]))
+                v = strtoul(p + 1, (char **)&p, 10);
+            if (v + 1 > n && v < 1u << 24)
+                n = (uint32_t)v + 1;
+            if (*p == ',')
+                p++;
+        }
+    }
+    fclose(f);
+    return n;
+}
+
+hs_sim_t *hs_create(const hs_machine_t *m, const char *topo_file, char *err, size_t errlen)
+{
+    hs_sim_t *s = calloc(1, sizeof(*s));
+    char tmp[] = "/tmp/hcomm-sim-XXXXXX";
+    int tmpfd = -1;
+    if (s == NULL) {
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    s->m = *m;
+    s->max_steps = HS_MAX_STEPS_DEFAULT;
+    if (hc_env_load(&s->cfg, err, errlen) != HCCL_SUCCESS)
+        goto fail;
+    uint32_t n;
+    if (topo_file) {
+        n = file_nranks(topo_file);
+        if (n == 0) {
+            snprintf(err, errlen, "%s: cannot read it, or it has no rank lines (the simulator "
+                     "needs every rank placed)", topo_file);
+            goto fail;
+        }
+        snprintf(s->cfg.topo_file, sizeof(s->cfg.topo_file), "%s", topo_file);
+    } else {
+        if (m->nodes == 0 || m->rpn == 0 || m->racks == 0 || m->racks > m->nodes ||
+            (uint64_t)m->nodes * m->rpn > 65536) {
+            snprintf(err, errlen, "bad shape: %u node(s) x %u rank(s) in %u rack(s) (nodes >= "
+                     "racks >= 1, ranks-per-node >= 1, at most 65536 ranks)",
+                     m->nodes, m->rpn, m->racks);
+            goto fail;
+        }
+        n = m->nodes * m->rpn;
+        tmpfd = mkstemp(tmp);
+        FILE *f = tmpfd >= 0 ? fdopen(tmpfd, "w") : NULL;
+        if (f == NULL || write_shorthand(m, f) != 0) {
+            snprintf(err, errlen, "cannot write a topology file in /tmp");
+            if (f)
+                fclose(f);
+            goto fail;
+        }
+        fclose(f);
+        snprintf(s->cfg.topo_file, sizeof(s->cfg.topo_file), "%s", tmp);
+    }
+    s->cfg.topo_dump_file[0] = '\0';
+    hc_topo_member_t *mem = calloc(n, sizeof(*mem));
+    uint8_t *blob = calloc(1, 512);
+    if (mem == NULL || blob == NULL) {
+        free(mem);
+        free(blob);
+        snprintf(err, errlen, "out of memory");
+        goto fail;
+    }
+    fake_blob(blob, 512);
+    for (uint32_t i = 0; i < n; i++) {
+        mem[i].host = "hcomm-sim";
+        mem[i].blob = blob;
+        mem[i].world = i;
+    }
+    hc_topo_reset();
+    int rc = hc_topo_create(n, 0, mem, &s->cfg, &s->topo);
+    free(mem);
+    free(blob);
+    if (tmpfd >= 0)
+        unlink(tmp);
+    tmpfd = -1;
+    if (rc != HCCL_SUCCESS) {
+        snprintf(err, errlen, "the topology does not build (the library's error is logged "
+                 "above; HCCL_DEBUG=WARN shows it)");
+        goto fail;
+    }
+    s->n = n;
+    hc_topo_view(s->topo, &s->view);
+    s->nnodes = s->topo->nnodes ? s->topo->nnodes : 1;
+    s->nracks = s->topo->nracks ? s->topo->nracks : 1;
+    s->node_of = calloc(n, sizeof(uint32_t));
+    s->rack_of = calloc(n, sizeof(uint32_t));
+    s->base = calloc(n + 1, sizeof(uint32_t));
+    if (s->node_of == NULL || s->rack_of == NULL || s->base == NULL) {
+        snprintf(err, errlen, "out of memory");
+        goto fail;
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        s->node_of[i] = s->topo->r[i].node;
+        s->rack_of[i] = s->topo->r[i].rack;
+    }
+    /* An uplink at least as wide as its rack's NICs together never limits
+     * a flow (what crosses it leaves through those NICs): left out, so
+     * that its many flows do not cost the replay time, and so that the
+     * equal shares do not throttle flows the NICs would let through. */
+    uint32_t *per = calloc(s->nracks, sizeof(uint32_t)), most = 0;
+    if (per == NULL) {
+        snprintf(err, errlen, "out of memory");
+        goto fail;
+    }
+    for (uint32_t d = 0; d < s->topo->nnodes; d++) {
+        const uint32_t k = s->topo->nodes[d].rack < s->nracks ? s->topo->nodes[d].rack : 0;
+        if (++per[k] > most)
+            most = per[k];
+    }
+    if (most == 0)
+        most = 1;
+    free(per);
+    s->uplinks = s->m.uplink_bw > 0 && s->m.uplink_bw < (double)most * s->m.nic.bw;
+    return s;
+fail:
+    if (tmpfd >= 0)
+        unlink(tmp);
+    hs_destroy(s);
+    return NULL;
+}
+
+void hs_destroy(hs_sim_t *s)
+{
+    if (s == NULL)
+        return;
+    if (s->topo)
+        hc_topo_destroy(s->topo);
+    hc_env_free(&s->cfg);
+    free(s->node_of);
+    free(s->rack_of);
+    free(s->base);
+    free(s->kind);
+    free(s->peer);
+    free(s->aux);
+    free(s->dep_off);
+    free(s->succ_off);
+    free(s->pending);
+    free(s->bytes);
+    free(s->ready);
+    free(s->deps);
+    free(s->succ);
+    free(s);
+}
+
+/* Room for `need` steps (+1 for the offset arrays). */
+static int grow_steps(hs_sim_t *s, uint64_t need)
+{
+    if (need + 1 <= s->cap)
+        return 0;
+    uint64_t c = s->cap ? s->cap : 1024;
+    while (c < need + 1)
+        c *= 2;
+#define RE(p, t) \
+    do { \
+        void *q_ = realloc(p, c * sizeof(t)); \
+        if (q_ == NULL) \
+            return -1; \
+        p = q_; \
+    } while (0)
+    RE(s->kind, uint8_t);
+    RE(s->peer, uint32_t);
+    RE(s->aux, uint32_t);
+    RE(s->dep_off, uint32_t);
+    RE(s->succ_off, uint32_t);
+    RE(s->pending, uint32_t);
+    RE(s->bytes, uint64_t);
+    RE(s->ready, double);
+#undef RE
+    s->cap = c;
+    return 0;
+}
+
+static int grow_deps(hs_sim_t *s, uint64_t need)
+{
+    if (need <= s->deps_cap)
+        return 0;
+    uint64_t c = s->deps_cap ? s->deps_cap : 4096;
+    while (c < need)
+        c *= 2;
+    uint32_t *d = realloc(s->deps, c * sizeof(uint32_t));
+    if (d == NULL)
+        return -1;
+    s->deps = d;
+    uint32_t *q = realloc(s->succ, c * sizeof(uint32_t));
+    if (q == NULL)
+        return -1;
+    s->succ = q;
+    s->deps_cap = c;
+    return 0;
+}
+
+/* The algorithm and chunk a job would run: the selection table of cfg
+ * (forced to algo when given) for these arguments. */
+static int select_algo(hs_sim_t *s, const hc_topo_view_t *v, hc_coll_args_t *a, const char *algo,
+                       const hc_algo_t **out, char *err, size_t errlen)
+{
+    hc_config_t cfg = s->cfg; /* shallow: read only, never freed */
+    const hc_algo_t *want = NULL;
+    if (algo) {
+        want = hc_coll_find_algo(a->coll, algo);
+        if (want == NULL) {
+            int na;
+            const hc_algo_t *t = hc_coll_algos(a->coll, &na);
+            size_t off = 0;
+            char known[256] = "";
+            for (int i = 0; i < na && off < sizeof(known); i++)
+                off += (size_t)snprintf(known + off, sizeof(known) - off, "%s%s", i ? ", " : "",
+                                        t[i].name);
+            snprintf(err, errlen, "unknown %s algorithm '%s' (known: %s)", hc_coll_name(a->coll),
+                     algo, known);
+            return HCCL_E_PARA;
+        }
+        const char *why = want->usable ? want->usable(a) : NULL;
+        if (why) {
+            snprintf(err, errlen, "%s cannot run here: %s", want->name, why);
+            return HCCL_E_NOT_SUPPORT;
+        }
+        char *field = NULL;
+        switch (a->coll) {
+        case HC_COLL_ALLREDUCE: field = cfg.allreduce_algo; break;
+        case HC_COLL_BROADCAST: field = cfg.bcast_algo; break;
+        case HC_COLL_ALLGATHER: field = cfg.allgather_algo; break;
+        case HC_COLL_REDUCESCATTER: field = cfg.reducescatter_algo; break;
+        case HC_COLL_ALLTOALL: field = cfg.alltoall_algo; break;
+        case HC_COLL_REDUCE: field = cfg.reduce_algo; break;
+        default: break;
+        }
+        if (field == NULL) {
+            snprintf(err, errlen, "%s: algorithms cannot be forced", hc_coll_name(a->coll));
+            return HCCL_E_PARA;
+        }
+        snprintf(field, 64, "%s", want->name);
+    }
+    hc_tune_t *t;
+    int rc = hc_tune_create(&cfg, s->n, v, &t);
+    if (rc != HCCL_SUCCESS) {
+        snprintf(err, errlen, "the selection table does not build (HCCL_TUNE_FILE or "
+                 "HCCL_*_ALGO; the library's error is logged)");
+        return rc;
+    }
+    const hc_algo_t *got = hc_tune_select(t, a);
+    hc_tune_destroy(t);
+    if (want && got != want) {
+        snprintf(err, errlen, "%s cannot run here (the table falls back to %s)", want->name,
+                 got->name);
+        return HCCL_E_NOT_SUPPORT;
+    }
+    *out = got;
+    return HCCL_SUCCESS;
+}
+
+/* ---- events ---- */
+
+typedef struct {
+    double t;
+    uint32_t g;
+    uint32_t arrival; /* the event's kind (EV_*) */
+    uint32_t ver;     /* EV_FLOW: the channel's version it was computed for */
+} ev_t;
+
+typedef struct {
+    ev_t *v;
+    size_t n, cap;
+} heap_t;
+
+static int ev_less(const ev_t *a, const ev_t *b)
+{
+    if (a->t != b->t)
+        return a->t < b->t;
+    if (a->arrival != b->arrival)
+        return a->arrival < b->arrival;
+    if (a->g != b->g)
+        return a->g < b->g;
+    return a->ver < b->ver;
+}
+
+static int heap_push(heap_t *h, ev_t e)
+{
+    if (h->n == h->cap) {
+        size_t c = h->cap ? 2 * h->cap : 1024;
+        ev_t *v = realloc(h->v, c * sizeof(ev_t));
+        if (v == NULL)
+            return -1;
+        h->v = v;
+        h->cap = c;
+    }
+    size_t i = h->n++;
+    while (i > 0) {
+        size_t p = (i - 1) / 2;
+        if (!ev_less(&e, &h->v[p]))
+            break;
+        h->v[i] = h->v[p];
+        i = p;
+    }
+    h->v[i] = e;
+    return 0;
+}
+
+static ev_t heap_pop(heap_t *h)
+{
+    ev_t top = h->v[0], last = h->v[--h->n];
+    size_t i = 0;
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= h->n)
+            break;
+        if (c + 1 < h->n && ev_less(&h->v[c + 1], &h->v[c]))
+            c++;
+        if (!ev_less(&h->v[c], &last))
+            break;
+        h->v[i] = h->v[c];
+        i = c;
+    }
+    if (h->n)
+        h->v[i] = last;
+    return top;
+}
+
+/* Event kinds (ev_t.arrival) */
+enum { EV_DONE = 0, EV_ARRIVAL = 1, EV_FLOW = 2 /* g: a channel's message may be through */ };
+
+/*
+ * The network: channels and links, bandwidth shared fairly.
+ *
+ * A channel is an ordered pair (sender, receiver), as a transport
+ * connection is: its messages go one after the other, in the order they
+ * became ready. The message at a channel's head is a flow over the links
+ * of its path: the sender's port and the receiver's (inside a node), or
+ * the two NICs, and between racks also the sender rack's uplink and the
+ * receiver rack's downlink. Every link divides its bandwidth equally
+ * among the flows on it; a flow gets the least of its links' shares.
+ * When a flow starts or ends, the flows sharing a link with it get their
+ * new rate and a new end time (older end events are dropped by version).
+ */
+typedef struct {
+    uint32_t a, b;          /* sender, receiver */
+    uint32_t head, tail;    /* queued messages (SEND steps) via qnext; UINT32_MAX */
+    uint32_t ver;
+    uint8_t active, nl;
+    uint32_t link[4];       /* the links of its path */
+    uint32_t pos[4];        /* its index in each link's flow list */
+    double rem, rate, tlast, lat;
+} chan_t;
+
+typedef struct {
+    double cap;
+    uint32_t *f, nf, capf;  /* channels flowing through it */
+} link_t;
+
+typedef struct {
+    hs_sim_t *s;
+    heap_t h;
+    ev_t *fifo;
+    size_t fhead, fn, fcap;
+    double now;
+    chan_t *ch;
+    uint32_t nch, capch;
+    uint64_t *hkey;         /* channel hash: key a * n + b + 1 (0: empty) */
+    uint32_t *hval, hmask;
+    link_t *lk;             /* port tx [n], port rx [n], NIC tx [nn], NIC rx [nn],
+                             * uplink [nr], downlink [nr] */
+    uint32_t nlk;
+    uint32_t *qnext;        /* per step */
+    double *engine;
+    double end;
+    int oom;
+} run_t;
+
+static uint32_t rank_of(const hs_sim_t *s, uint32_t g)
+{
+    uint32_t lo = 0, hi = s->n; /* base[lo] <= g < base[hi] */
+    while (hi - lo > 1) {
+        uint32_t mid = (lo + hi) / 2;
+        if (s->base[mid] <= g)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+static double max2(double a, double b)
+{
+    return a > b ? a : b;
+}
+
+static void push_v(run_t *r, double t, uint32_t g, uint32_t kind, uint32_t ver)
+{
+    ev_t e = {t, g, kind, ver};
+    if (t <= r->now) {
+        if (r->fn == r->fcap) {
+            if (r->fhead > 0) { /* slide the live part down */
+                memmove(r->fifo, r->fifo + r->fhead, (r->fn - r->fhead) * sizeof(ev_t));
+                r->fn -= r->fhead;
+                r->fhead = 0;
+            }
+            if (r->fn == r->fcap) {
+                size_t c = r->fcap ? 2 * r->fcap : 1024;
+                ev_t *v = realloc(r->fifo, c * sizeof(ev_t));
+                if (v == NULL) {
+                    r->oom = 1;
+                    return;
+                }
+                r->fifo = v;
+                r->fcap = c;
+            }
+        }
+        r->fifo[r->fn++] = e;
+        return;
+    }
+    if (heap_push(&r->h, e) != 0)
+        r->oom = 1;
+}
+
+static void push(run_t *r, double t, uint32_t g, uint32_t kind)
+{
+    push_v(r, t, g, kind, 0);
+}
+
+/* The channel a -> b (made on first use); UINT32_MAX when out of memory. */
+static uint32_t channel(run_t *r, uint32_t a, uint32_t b)
+{
+    hs_sim_t *s = r->s;
+    const uint64_t key = (uint64_t)a * s->n + b + 1;
+    if (2 * (r->nch + 1) > r->hmask + 1) { /* grow the hash to keep it half empty */
+        const uint32_t nm = r->hmask ? 2 * (r->hmask + 1) - 1 : 1023;
+        uint64_t *nk = calloc((size_t)nm + 1, sizeof(uint64_t));
+        uint32_t *nv = malloc(((size_t)nm + 1) * sizeof(uint32_t));
+        if (nk == NULL || nv == NULL) {
+            free(nk);
+            free(nv);
+            return UINT32_MAX;
+        }
+        for (uint32_t i = 0; r->hkey && i <= r->hmask; i++) {
+            if (r->hkey[i] == 0)
+                continue;
+            uint32_t j = (uint32_t)(r->hkey[i] * 0x9E3779B97F4A7C15ull >> 32) & nm;
+            while (nk[j])
+                j = (j + 1) & nm;
+            nk[j] = r->hkey[i];
+            nv[j] = r->hval[i];
+        }
+        free(r->hkey);
+        free(r->hval);
+        r->hkey = nk;
+        r->hval = nv;
+        r->hmask = nm;
+    }
+    uint32_t j = (uint32_t)(key * 0x9E3779B97F4A7C15ull >> 32) & r->hmask;
+    while (r->hkey[j]) {
+        if (r->hkey[j] == key)
+            return r->hval[j];
+        j = (j + 1) & r->hmask;
+    }
+    if (r->nch == r->capch) {
+        uint32_t c = r->capch ? 2 * r->capch : 1024;
+        chan_t *v = realloc(r->ch, c * sizeof(chan_t));
+        if (v == NULL)
+            return UINT32_MAX;
+        r->ch = v;
+        r->capch = c;
+    }
+    chan_t *c = &r->ch[r->nch];
+    memset(c, 0, sizeof(*c));
+    c->a = a;
+    c->b = b;
+    c->head = c->tail = UINT32_MAX;
+    const hs_machine_t *m = &s->m;
+    const uint32_t n = s->n, nn = s->nnodes, nr = s->nracks;
+    if (s->node_of[a] == s->node_of[b]) {
+        c->link[0] = a;
+        c->link[1] = n + b;
+        c->nl = 2;
+        c->lat = m->intra.lat;
+    } else {
+        c->link[0] = 2 * n + s->node_of[a];
+        c->link[1] = 2 * n + nn + s->node_of[b];
+        c->nl = 2;
+        c->lat = m->nic.lat;
+        if (s->rack_of[a] != s->rack_of[b]) {
+            c->lat += m->spine_lat;
+            if (s->uplinks) {
+                c->link[2] = 2 * n + 2 * nn + s->rack_of[a];
+                c->link[3] = 2 * n + 2 * nn + nr + s->rack_of[b];
+                c->nl = 4;
+            }
+        }
+    }
+    r->hkey[j] = key;
+    r->hval[j] = r->nch;
+    return r->nch++;
+}
+
+/* Channel c's rate now: the least equal share of its links. */
+static double chan_rate(const run_t *r, const chan_t *c)
+{
+    double rate = 0;
+    for (uint32_t k = 0; k < c->nl; k++) {
+        const link_t *l = &r->lk[c->link[k]];
+        const double sh = l->cap / (double)l->nf;
+        if (k == 0 || sh < rate)
+            rate = sh;
+    }
+    return rate;
+}
+
+/* Bring the flows on the links of channel c up to time t, with new rates. */
+static void reshare(run_t *r, const chan_t *c, double t)
+{
+    for (uint32_t k = 0; k < c->nl; k++) {
+        const link_t *l = &r->lk[c->link[k]];
+        for (uint32_t i = 0; i < l->nf; i++) {
+            const uint32_t id = l->f[i];
+            chan_t *o = &r->ch[id];
+            o->rem -= o->rate * (t - o->tlast);
+            if (o->rem < 0)
+                o->rem = 0;
+            o->tlast = t;
+            o->rate = chan_rate(r, o);
+            o->ver++;
+            push_v(r, t + o->rem / o->rate, id, EV_FLOW, o->ver);
+        }
+    }
+}
+
+/* The message at the head of channel id starts flowing at time t. */
+static void flow_start(run_t *r, uint32_t id, double t)
+{
+    chan_t *c = &r->ch[id];
+    const uint32_t g = c->head;
+    /* the others on its links first, at their old rates up to now */
+    for (uint32_t k = 0; k < c->nl; k++) {
+        const link_t *l = &r->lk[c->link[k]];
+        for (uint32_t i = 0; i < l->nf; i++) {
+            chan_t *o = &r->ch[l->f[i]];
+            o->rem -= o->rate * (t - o->tlast);
+            if (o->rem < 0)
+                o->rem = 0;
+            o->tlast = t;
+        }
+    }
+    for (uint32_t k = 0; k < c->nl; k++) {
+        link_t *l = &r->lk[c->link[k]];
+        if (l->nf == l->capf) {
+            uint32_t nc = l->capf ? 2 * l->capf : 4;
+            uint32_t *v = realloc(l->f, nc * sizeof(uint32_t));
+            if (v == NULL) {
+                r->oom = 1;
+                return;
+            }
+            l->f = v;
+            l->capf = nc;
+        }
+        c->pos[k] = l->nf;
+        l->f[l->nf++] = id;
+    }
+    c->active = 1;
+    c->rem = (double)r->s->bytes[g];
+    c->rate = 0;
+    c->tlast = t;
+    reshare(r, c, t);
+}
+
+/* Channel id's flow may be through at time t (version ver). */
+static void flow_event(run_t *r, uint32_t id, uint32_t ver, double t)
+{
+    chan_t *c = &r->ch[id];
+    if (!c->active || ver != c->ver)
+        return; /* a rate changed since */
+    const uint32_t g = c->head;
+    push(r, t, g, EV_DONE);
+    push(r, t + c->lat, r->s->aux[g], EV_ARRIVAL);
+    for (uint32_t k = 0; k < c->nl; k++) { /* leave the links */
+        link_t *l = &r->lk[c->link[k]];
+        const uint32_t last = l->f[--l->nf];
+        if (last != id) {
+            l->f[c->pos[k]] = last;
+            chan_t *o = &r->ch[last];
+            for (uint32_t q = 0; q < o->nl; q++)
+                if (o->link[q] == c->link[k])
+                    o->pos[q] = c->pos[k];
+        }
+    }
+    c->active = 0;
+    c->head = r->qnext[g];
+    if (c->head == UINT32_MAX)
+        c->tail = UINT32_MAX;
+    reshare(r, c, t);
+    if (c->head != UINT32_MAX)
+        flow_start(r, id, t);
+}
+
+/* Step g's inputs are all there at time t: run it. */
+static void start(run_t *r, uint32_t g, double t)
+{
+    hs_sim_t *s = r->s;
+    const hs_machine_t *m = &s->m;
+    switch (s->kind[g]) {
+    case HC_STEP_SEND: {
+        const uint32_t id = channel(r, rank_of(s, g), s->peer[g]);
+        if (id == UINT32_MAX) {
+            r->oom = 1;
+            return;
+        }
+        chan_t *c = &r->ch[id];
+        r->qnext[g] = UINT32_MAX;
+        if (c->head == UINT32_MAX) {
+            c->head = c->tail = g;
+            flow_start(r, id, t);
+        } else {
+            r->qnext[c->tail] = g;
+            c->tail = g;
+        }
+        break;
+    }
+    case HC_STEP_REDUCE:
+    case HC_STEP_COPY: {
+        const uint32_t a = rank_of(s, g);
+        const double bw = s->kind[g] == HC_STEP_REDUCE ? m->reduce_bw : m->copy_bw;
+        const double st = max2(t, r->engine[a]);
+        r->engine[a] = st + (double)s->bytes[g] / bw;
+        push(r, r->engine[a], g, 0);
+        break;
+    }
+    default: /* RECV (its message is in), NOP */
+        push(r, t, g, 0);
+        break;
+    }
+}
+
+/* One of step g's inputs is there at time t. */
+static void input(run_t *r, uint32_t g, double t)
+{
+    hs_sim_t *s = r->s;
+    if (t > s->ready[g])
+        s->ready[g] = t;
+    if (--s->pending[g] == 0)
+        start(r, g, s->ready[g]);
+}
+
+static void run_free(run_t *r)
+{
+    free(r->h.v);
+    free(r->fifo);
+    free(r->ch);
+    free(r->hkey);
+    free(r->hval);
+    for (uint32_t i = 0; r->lk && i < r->nlk; i++)
+        free(r->lk[i].f);
+    free(r->lk);
+    free(r->qnext);
+    free(r->engine);
+}
+
+typedef struct {
+    hc_coll_args_t *a;
+    const hc_algo_t *al;
+} build_ctx_t;
+
+static int build_algo(void *ctx, uint32_t rank, hc_sched_t *sc)
+{
+    build_ctx_t *c = ctx;
+    c->a->rank = rank;
+    return c->al->build(c->a, sc);
+}
+
+typedef struct {
+    uint64_t key; /* peer << 20 | tag */
+    uint32_t g;
+} rkey_t;
+
+static int rkey_cmp(const void *a, const void *b)
+{
+    const rkey_t *x = a, *y = b;
+    return x->key < y->key ? -1 : x->key > y->key;
+}
+
+int hs_run(hs_sim_t *s, hc_coll_t coll, uint64_t bytes, const char *algo, int blind,
+           const hc_algo_t **chosen, hs_result_t *res, char *err, size_t errlen)
+{
+    memset(res, 0, sizeof(*res));
+    const hc_topo_view_t *v = blind ? &s->flat : &s->view;
+    hc_coll_args_t a = {.coll = coll, .nranks = s->n, .root = 0, .count = bytes / 4, .esize = 4,
+                        .dtype = HCCL_DATA_TYPE_FP32, .op = HCCL_REDUCE_SUM,
+                        .deterministic = s->cfg.deterministic, .topo = v};
+    if (coll == HC_COLL_ALLTOALLV || coll == HC_COLL_BARRIER || coll == HC_COLL_SCATTER) {
+        snprintf(err, errlen, "%s is not simulated (allreduce, broadcast, reduce, "
+                 "reducescatter, allgather, alltoall are)", hc_coll_name(coll));
+        return HCCL_E_PARA;
+    }
+    const hc_algo_t *al;
+    int rc = select_algo(s, v, &a, algo, &al, err, errlen);
+    if (rc != HCCL_SUCCESS)
+        return rc;
+    if (chosen)
+        *chosen = al;
+    build_ctx_t ctx = {&a, al};
+    return hs_replay(s, build_algo, &ctx, res, err, errlen);
+}
+
+int hs_replay(hs_sim_t *s, hs_build_fn build, void *bctx, hs_result_t *res, char *err,
+              size_t errlen)
+{
+    int rc;
+    memset(res, 0, sizeof(*res));
+    const double t0 = now_s();
+    /* build and flatten every rank's schedule */
+    hc_sched_t sc;
+    hc_sched_init(&sc, 4);
+    uint64_t ns = 0, nd = 0, nrecv = 0;
+    rkey_t *rk = NULL;
+    uint64_t rk_cap = 0;
+    uint32_t *rk_base = calloc(s->n + 1, sizeof(uint32_t));
+    if (rk_base == NULL)
+        goto oom;
+    const char *name = "?";
+    for (uint32_t q = 0; q < s->n; q++) {
+        hc_sched_reset(&sc);
+        rc = build(bctx, q, &sc);
+        if (rc == HCCL_SUCCESS && sc.err)
+            rc = sc.err;
+        if (sc.algo)
+            name = sc.algo;
+        if (rc != HCCL_SUCCESS) {
+            snprintf(err, errlen, "%s: rank %u's schedule does not build (%d)", name, q, rc);
+            goto fail;
+        }
+        if (ns + sc.nsteps > s->max_steps || ns + sc.nsteps >= UINT32_MAX ||
+            nd + sc.ndeps >= UINT32_MAX) {
+            snprintf(err, errlen, "%s on %u ranks needs more than %llu steps (--max-steps; "
+                     "about 55 bytes of memory each)", name, s->n,
+                     (unsigned long long)s->max_steps);
+            rc = HCCL_E_MEMORY;
+            goto fail;
+        }
+        if (grow_steps(s, ns + sc.nsteps) != 0 || grow_deps(s, nd + sc.ndeps) != 0)
+            goto oom;
+        s->base[q] = (uint32_t)ns;
+        rk_base[q] = (uint32_t)nrecv;
+        for (uint32_t i = 0; i < sc.nsteps; i++) {
+            const hc_step_t *st = &sc.steps[i];
+            const uint64_t g = ns + i;
+            if (st->kind != HC_STEP_SEND && st->kind != HC_STEP_RECV &&
+                st->kind != HC_STEP_REDUCE && st->kind != HC_STEP_COPY &&
+                st->kind != HC_STEP_NOP) {
+                snprintf(err, errlen, "%s: rank %u step %u is a shared-memory step (kind %u), "
+                         "which the simulator does not model", name, q, i, st->kind);
+                rc = HCCL_E_NOT_SUPPORT;
+                goto fail;
+            }
+            s->kind[g] = st->kind;
+            s->peer[g] = st->peer;
+            s->bytes[g] = st->bytes;
+            s->aux[g] = st->tag;
+            s->dep_off[g] = (uint32_t)(nd + st->dep_off);
+            if (st->kind == HC_STEP_RECV) {
+                if (nrecv == rk_cap) {
+                    uint64_t c = rk_cap ? 2 * rk_cap : 4096;
+                    rkey_t *x = realloc(rk, c * sizeof(rkey_t));
+                    if (x == NULL)
+                        goto oom;
+                    rk = x;
+                    rk_cap = c;
+                }
+                rk[nrecv].key = (uint64_t)st->peer << 20 | st->tag;
+                rk[nrecv].g = (uint32_t)g;
+                nrecv++;
+            }
+        }
+        for (uint32_t k = 0; k < sc.ndeps; k++)
+            s->deps[nd + k] = (uint32_t)ns + sc.deps[k];
+        ns += sc.nsteps;
+        nd += sc.ndeps;
+    }
+    s->base[s->n] = (uint32_t)ns;
+    rk_base[s->n] = (uint32_t)nrecv;
+    s->dep_off[ns] = (uint32_t)nd;
+    hc_sched_free(&sc);
+    hc_sched_init(&sc, 4);
+    /* match each SEND with its RECV: (sender, receiver, tag) */
+    for (uint32_t q = 0; q < s->n; q++)
+        qsort(rk + rk_base[q], rk_base[q + 1] - rk_base[q], sizeof(rkey_t), rkey_cmp);
+    uint64_t nsend = 0;
+    for (uint32_t q = 0; q < s->n; q++)
+        for (uint32_t g = s->base[q]; g < s->base[q + 1]; g++) {
+            if (s->kind[g] != HC_STEP_SEND)
+                continue;
+            const uint32_t p = s->peer[g];
+            rkey_t key = {(uint64_t)q << 20 | s->aux[g], 0};
+            rkey_t *hit = p < s->n ? bsearch(&key, rk + rk_base[p], rk_base[p + 1] - rk_base[p],
+                                             sizeof(rkey_t), rkey_cmp)
+                                   : NULL;
+            if (hit == NULL || hit->g == UINT32_MAX) {
+                snprintf(err, errlen, "%s: rank %u sends to rank %u with tag %u, which no "
+                         "RECV of rank %u takes", name, q, p, s->aux[g], p);
+                rc = HCCL_E_INTERNAL;
+                goto fail;
+            }
+            s->aux[g] = hit->g;
+            hit->g = UINT32_MAX; /* taken */
+            nsend++;
+        }
+    if (nsend != nrecv) {
+        snprintf(err, errlen, "%s: %llu RECV steps but %llu SEND steps", name,
+                 (unsigned long long)nrecv, (unsigned long long)nsend);
+        rc = HCCL_E_INTERNAL;
+        goto fail;
+    }
+    free(rk);
+    rk = NULL;
+    free(rk_base);
+    rk_base = NULL;
+    /* dependents (CSR) and the counters */
+    memset(s->succ_off, 0, (ns + 1) * sizeof(uint32_t));
+    for (uint64_t k = 0; k < nd; k++)
+        s->succ_off[s->deps[k] + 1]++;
+    for (uint64_t g = 0; g < ns; g++)
+        s->succ_off[g + 1] += s->succ_off[g];
+    for (uint64_t g = 0; g < ns; g++) {
+        s->pending[g] = s->dep_off[g + 1] - s->dep_off[g] + (s->kind[g] == HC_STEP_RECV);
+        s->ready[g] = 0;
+    }
+    {
+        /* dependency d of step g: g joins d's dependents (cur: fill cursors) */
+        uint32_t *cur = malloc((ns + 1) * sizeof(uint32_t));
+        if (cur == NULL)
+            goto oom;
+        memcpy(cur, s->succ_off, (ns + 1) * sizeof(uint32_t));
+        for (uint64_t g = 0; g < ns; g++)
+            for (uint32_t k = s->dep_off[g]; k < s->dep_off[g + 1]; k++)
+                s->succ[cur[s->deps[k]]++] = (uint32_t)g;
+        free(cur);
+    }
+    res->build_s = now_s() - t0;
+    res->steps = ns;
+    res->messages = nsend;
+    /* replay */
+    const double t1 = now_s();
+    run_t r = {.s = s};
+    const uint32_t n = s->n, nn = s->nnodes, nr = s->nracks;
+    r.nlk = 2 * n + 2 * nn + 2 * nr;
+    r.lk = calloc(r.nlk, sizeof(link_t));
+    r.qnext = malloc((ns + 1) * sizeof(uint32_t));
+    r.engine = calloc(n, sizeof(double));
+    if (!r.lk || !r.qnext || !r.engine) {
+        run_free(&r);
+        goto oom;
+    }
+    for (uint32_t i = 0; i < r.nlk; i++)
+        r.lk[i].cap = i < 2 * n ? s->m.intra.bw : i < 2 * n + 2 * nn ? s->m.nic.bw
+                                                                   : s->m.uplink_bw;
+    for (uint64_t g = 0; g < ns; g++)
+        if (s->pending[g] == 0)
+            start(&r, (uint32_t)g, 0);
+    uint64_t done = 0;
+    while ((r.h.n || r.fhead < r.fn) && !r.oom) {
+        ev_t e;
+        if (r.fhead < r.fn) {
+            e = r.fifo[r.fhead++];
+        } else {
+            r.fhead = r.fn = 0;
+            e = heap_pop(&r.h);
+            r.now = e.t;
+        }
+        if (e.arrival == EV_ARRIVAL) {
+            input(&r, e.g, e.t);
+            continue;
+        }
+        if (e.arrival == EV_FLOW) {
+            flow_event(&r, e.g, e.ver, e.t);
+            continue;
+        }
+        done++;
+        if (e.t > r.end)
+            r.end = e.t;
+        for (uint32_t k = s->succ_off[e.g]; k < s->succ_off[e.g + 1]; k++)
+            input(&r, s->succ[k], e.t);
+    }
+    const int oom = r.oom;
+    res->time = r.end;
+    run_free(&r);
+    if (oom)
+        goto oom;
+    if (done != ns) {
+        snprintf(err, errlen, "%s: %llu of %llu steps never ran (the schedules wait for each "
+                 "other)", name, (unsigned long long)(ns - done), (unsigned long long)ns);
+        return HCCL_E_INTERNAL;
+    }
+    res->run_s = now_s() - t1;
+    return HCCL_SUCCESS;
+oom:
+    snprintf(err, errlen, "out of memory (%llu steps)", (unsigned long long)ns);
+    rc = HCCL_E_MEMORY;
+fail:
+    free(rk);
+    free(rk_base);
+    hc_sched_free(&sc);
+    return rc;
+}
