@@ -18,6 +18,7 @@
 #include "reduce.h"
 #include "shm.h"
 #include "stream.h"
+#include "transport_ucx.h"
 #include "tune.h"
 #include "util.h"
 #include "window.h"
@@ -756,6 +757,11 @@ HC_HOT int hc_comm_wait(hc_comm_t *c, hc_exec_t *const *ex, uint32_t n, const ch
                          c->wait_scale > 1 ? ", scaled for this call" : "", c->name,
                          c->rank, i < n ? ex[i]->seq : 0,
                          i < n && ex[i]->s->algo ? ex[i]->s->algo : "?", where);
+                pthread_mutex_lock(&ctx->lock);
+                for (i = 0; i < n; i++)
+                    if (ex[i]->status == HCCL_E_AGAIN)
+                        hc_ucx_explain_wait(ex[i]);
+                pthread_mutex_unlock(&ctx->lock);
                 rc = HCCL_E_TIMEOUT;
             }
         }

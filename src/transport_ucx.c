@@ -27,6 +27,7 @@
 #include <hccl/hccl.h>
 
 #include "comm.h"
+#include "exec.h"
 #include "log.h"
 #include "../topo/topo.h"
 
@@ -500,6 +501,74 @@ static int ucx_progress(void *tctx)
 {
     hc_comm_t *c = tctx;
     return (int)hc_ctx_poll(c->ctx);
+}
+
+/* ---- diagnostics at a deadline ---------------------------------------- */
+
+static const char *worker_name(const hc_context_t *ctx, ucp_worker_h w)
+{
+    return w == ctx->worker_tcp ? "TCP-only" : "default";
+}
+
+/* What `w` holds unmatched with the tag `tag` (under `mask`): "none" or
+ * "tag T, L bytes". */
+static void probe_str(ucp_worker_h w, ucp_tag_t tag, ucp_tag_t mask, char *buf, size_t len)
+{
+    ucp_tag_recv_info_t info;
+    if (w == NULL) {
+        snprintf(buf, len, "no worker");
+        return;
+    }
+    ucp_tag_message_h m = ucp_tag_probe_nb(w, tag, mask, 0, &info);
+    if (m == NULL)
+        snprintf(buf, len, "none");
+    else
+        snprintf(buf, len, "tag %#llx, %zu B", (unsigned long long)info.sender_tag, info.length);
+}
+
+void hc_ucx_explain_wait(const hc_exec_t *e)
+{
+    if (e->tp != &hc_ucx_ops)
+        return;
+    const hc_comm_t *c = e->tctx;
+    hc_context_t *ctx = c->ctx;
+    /* the source rank and communicator fields of a tag (src/exec.h) */
+    const ucp_tag_t peer_mask = ~(((ucp_tag_t)1 << (64 - HC_TAG_SRC_BITS - HC_TAG_COMM_BITS)) - 1);
+    for (uint32_t k = 0; k < e->nposted; k++) {
+        const uint32_t si = e->posted[k];
+        const hc_step_t *t = &e->s->steps[si];
+        if ((t->kind != HC_STEP_SEND && t->kind != HC_STEP_RECV) ||
+            e->x[si].status != HCCL_E_AGAIN)
+            continue;
+        const uint32_t ai = c->peer[t->peer];
+        const hc_peer_t *p = ctx->peers[ai];
+        ucp_worker_h w = hc_ctx_worker_of(ctx, ai);
+        ucp_worker_h other = w == ctx->worker ? ctx->worker_tcp : ctx->worker;
+        if (t->kind == HC_STEP_SEND) {
+            HC_ERROR(HC_SUB_TRANSPORT, "comm %s rank %u op seq %u: SEND step %u to rank %u "
+                     "(%s:%d, tag %#llx, %llu B) not completed, sent on the %s worker",
+                     c->name, c->rank, e->seq, si, t->peer, p->card.host, p->card.pid,
+                     (unsigned long long)hc_tag_make(e->rank, e->comm_id, e->seq, t->tag),
+                     (unsigned long long)t->bytes, worker_name(ctx, w));
+            if (p->ep)
+                ucp_ep_print_info(p->ep, stderr); /* its lanes: which transports */
+            continue;
+        }
+        const ucp_tag_t tag = hc_tag_make(t->peer, e->comm_id, e->seq, t->tag);
+        char same[64], same_any[64], oth[64], oth_any[64];
+        probe_str(w, tag, (ucp_tag_t)-1, same, sizeof(same));
+        probe_str(w, tag, peer_mask, same_any, sizeof(same_any));
+        probe_str(other, tag, (ucp_tag_t)-1, oth, sizeof(oth));
+        probe_str(other, tag, peer_mask, oth_any, sizeof(oth_any));
+        HC_ERROR(HC_SUB_TRANSPORT, "comm %s rank %u op seq %u: RECV step %u from rank %u "
+                 "(%s:%d, tag %#llx, %llu B) posted on the %s worker (endpoint %s); unmatched "
+                 "there: this tag %s, from that rank on this comm %s; on the %s worker: this "
+                 "tag %s, from that rank on this comm %s", c->name, c->rank, e->seq, si,
+                 t->peer, p->card.host, p->card.pid, (unsigned long long)tag,
+                 (unsigned long long)t->bytes, worker_name(ctx, w),
+                 p->ep ? "made" : "not made", same, same_any,
+                 other ? worker_name(ctx, other) : "other", oth, oth_any);
+    }
 }
 
 const hc_transport_ops_t hc_ucx_ops = {

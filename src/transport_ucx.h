@@ -16,5 +16,12 @@ int hc_ucx_status_to_hccl(ucs_status_t st);
 /* Tell address-book entry `to` that entry `failed` was removed as failed
  * (HcclCommRemoveMember; ctx->lock held). Best effort: nothing waits. */
 void hc_ucx_notice_failed(hc_context_t *ctx, uint32_t to, uint32_t failed);
+struct hc_exec;
+/* At a deadline: log, for each transfer of `e` (driven by hc_ucx_ops)
+ * still in flight, the worker that carries it and what the workers hold
+ * unmatched from that peer on that communicator (a tag probe, nothing
+ * removed), so that a message that arrived where nobody receives it, or
+ * with another tag, is named. ctx->lock held. */
+void hc_ucx_explain_wait(const struct hc_exec *e);
 
 #endif /* HC_TRANSPORT_UCX_H_ */
