@@ -427,6 +427,35 @@ static void describe_execs(void *p, char *buf, size_t len)
         }
 }
 
+/* At a deadline: for each UCX transfer still in flight, the worker that
+ * carries it and what the workers hold unmatched from that peer on this
+ * communicator (hc_ucx_explain; docs/DESIGN.md, "Failures and timeouts"). */
+static void explain_stuck(hc_comm_t *c, hc_exec_t *const *ex, uint32_t n)
+{
+    /* the source rank and communicator fields of a tag (src/exec/exec.h) */
+    const uint64_t peer_mask = ~((1ull << (64 - HC_TAG_SRC_BITS - HC_TAG_COMM_BITS)) - 1);
+    pthread_mutex_lock(&c->ctx->lock);
+    for (uint32_t i = 0; i < n; i++) {
+        const hc_exec_t *e = ex[i];
+        if (e->tp != &hc_ucx_tp || e->status != HCCL_E_AGAIN)
+            continue;
+        for (uint32_t k = 0; k < e->nposted; k++) {
+            const uint32_t si = e->posted[k];
+            const hc_step_t *t = &e->s->steps[si];
+            const int send = t->kind == HC_STEP_SEND;
+            if ((!send && t->kind != HC_STEP_RECV) || e->x[si].status != HCCL_E_AGAIN)
+                continue;
+            char what[256];
+            snprintf(what, sizeof(what), "comm %s rank %u op seq %u: %s step %u %s rank %u, "
+                     "%llu B", c->name, c->rank, e->seq, send ? "SEND" : "RECV", si,
+                     send ? "to" : "from", t->peer, (unsigned long long)t->bytes);
+            const uint64_t tag = hc_tag_make(send ? e->rank : t->peer, e->comm_id, e->seq, t->tag);
+            hc_ucx_explain(e->tp_ctx, send, t->peer, tag, peer_mask, what);
+        }
+    }
+    pthread_mutex_unlock(&c->ctx->lock);
+}
+
 HC_HOT int hc_comm_wait(hc_comm_t *c, hc_exec_t *const *ex, uint32_t n, const char *what)
 {
     hc_context_t *ctx = c->ctx;
@@ -507,6 +536,8 @@ HC_HOT int hc_comm_wait(hc_comm_t *c, hc_exec_t *const *ex, uint32_t n, const ch
             }
         }
         rc = hc_wait_idle(&w, describe_execs, &arg);
+        if (rc == HCCL_E_TIMEOUT)
+            explain_stuck(c, ex, n);
         /* an error: the next pass cancels */
     }
     hc_wait_end(&w);

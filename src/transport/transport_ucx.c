@@ -511,6 +511,56 @@ static int ucx_progress(void *tctx)
     return (int)hc_ctx_poll(c->ctx);
 }
 
+/* ---- diagnostics at a deadline ---------------------------------------- */
+
+static const char *worker_name(const hc_context_t *ctx, ucp_worker_h w)
+{
+    return w == ctx->worker_tcp ? "TCP-only" : "default";
+}
+
+/* What `w` holds unmatched with the tag `tag` (under `mask`): "none" or
+ * "tag T, L bytes". */
+static void probe_str(ucp_worker_h w, ucp_tag_t tag, ucp_tag_t mask, char *buf, size_t len)
+{
+    ucp_tag_recv_info_t info;
+    if (w == NULL) {
+        snprintf(buf, len, "no worker");
+        return;
+    }
+    ucp_tag_message_h m = ucp_tag_probe_nb(w, tag, mask, 0, &info);
+    if (m == NULL)
+        snprintf(buf, len, "none");
+    else
+        snprintf(buf, len, "tag %#llx, %zu B", (unsigned long long)info.sender_tag, info.length);
+}
+
+void hc_ucx_explain(const hc_eps_t *eps, int send, uint32_t peer, uint64_t tag,
+                    uint64_t peer_mask, const char *what)
+{
+    hc_context_t *ctx = eps->ctx;
+    const uint32_t ai = eps->peer[peer];
+    const hc_peer_t *p = ctx->peers[ai];
+    ucp_worker_h w = hc_ctx_worker_of(ctx, ai);
+    ucp_worker_h other = w == ctx->worker ? ctx->worker_tcp : ctx->worker;
+    if (send) {
+        HC_ERROR(HC_SUB_TRANSPORT, "%s (%s:%d, tag %#llx) not completed, sent on the %s worker",
+                 what, p->card.host, p->card.pid, (unsigned long long)tag, worker_name(ctx, w));
+        if (p->ep)
+            ucp_ep_print_info(p->ep, stderr); /* its lanes: which transports */
+        return;
+    }
+    char same[64], same_any[64], oth[64], oth_any[64];
+    probe_str(w, tag, (ucp_tag_t)-1, same, sizeof(same));
+    probe_str(w, tag, peer_mask, same_any, sizeof(same_any));
+    probe_str(other, tag, (ucp_tag_t)-1, oth, sizeof(oth));
+    probe_str(other, tag, peer_mask, oth_any, sizeof(oth_any));
+    HC_ERROR(HC_SUB_TRANSPORT, "%s (%s:%d, tag %#llx) posted on the %s worker (endpoint %s); "
+             "unmatched there: this tag %s, from that rank on this comm %s; on the %s worker: "
+             "this tag %s, from that rank on this comm %s", what, p->card.host, p->card.pid,
+             (unsigned long long)tag, worker_name(ctx, w), p->ep ? "made" : "not made", same,
+             same_any, other ? worker_name(ctx, other) : "other", oth, oth_any);
+}
+
 const hc_transport_ops_t hc_ucx_tp = {
     .name = "ucx",
     .isend = ucx_isend,
