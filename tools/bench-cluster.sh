@@ -14,11 +14,12 @@
 #   fusion   examples/fusion on BERT-Large's gradient list / 256, one rank per
 #            host, 2 and 4 hosts, links without a limit: HcclAllReduceMulti
 #            against per-tensor HcclAllReduce and per-tensor MPI_Allreduce
-#   overlap  examples/overlap (-v blocking,stream), 2 and 4 hosts: the step
-#            time of stream overlap against blocking per-layer AllReduce
-#   topo     4 hosts x 2 ranks placed round-robin (--map-by node), AllReduce
-#            of 32 MiB: RING in topology order, RING in rank order
-#            (HCCL_TOPO_RING_ORDER=0) and HIER; ratio rank order / best
+#   overlap  examples/overlap -s 5 (-v blocking,stream), 2 and 4 hosts, links
+#            limited to --net-rate (200mbit): the step time of stream overlap
+#            against blocking per-layer AllReduce
+#   topo     4 hosts x 2 ranks placed round-robin (--map-by node), links
+#            limited to --net-rate, AllReduce of 16 MiB: RING in topology
+#            order, RING in rank order (HCCL_TOPO_RING_ORDER=0) and HIER
 #
 # Options:
 #   --build DIR   the build tree with tools/hcomm-perf and examples/ (_build)
@@ -26,6 +27,7 @@
 #   --out DIR     output directory (default bench-cluster-YYYYmmdd-HHMMSS):
 #                 every launch's output, commands.txt, report.md
 #   --bcast-size S, --bcast-rate R   see bcast
+#   --net-rate R  the links' rate for overlap and topo (tc units)
 #   -h, --help    this text
 # Needs root (network namespaces); makes and removes the cluster named by
 # HCOMM_CLUSTER_NAME (default hcc). Exit status 0 when every launch ran and
@@ -40,6 +42,7 @@ runs=5
 out=
 bsize=32M
 brate=200mbit
+nrate=200mbit
 kinds=
 while [ $# -gt 0 ]; do
     case $1 in
@@ -48,6 +51,7 @@ while [ $# -gt 0 ]; do
     --out) out=$2; shift ;;
     --bcast-size) bsize=$2; shift ;;
     --bcast-rate) brate=$2; shift ;;
+    --net-rate) nrate=$2; shift ;;
     -h|--help) usage; exit 0 ;;
     bcast|fusion|overlap|topo) kinds="$kinds $1" ;;
     *) echo "bench-cluster.sh: unknown argument $1 (--help)" >&2; exit 2 ;;
@@ -147,32 +151,32 @@ run_fusion() {
 
 run_overlap() {
     for h in 2 4; do
-        up "$h" 1
+        up "$h" 1 "$nrate"
         r=0
         while [ $r -lt "$runs" ]; do
             r=$((r + 1))
             n=overlap-h$h-r$r
-            launch "$n" -- -np "$h" -- "$build/examples/overlap" -v blocking,stream
+            launch "$n" -- -np "$h" -- "$build/examples/overlap" -s 5 -v blocking,stream
             grep -q 'results: identical' "$out/$n.txt" || { echo "bench-cluster.sh: $n: results differ" >&2; fail=1; }
             for v in blocking stream; do
-                record overlap "$h" $v "$r" "$(awk -v v=$v '$1 == v { print $2 }' "$out/$n.txt")"
+                record overlap "$h" $v "$r" "$(awk -v v=$v '$1 == v && $2 ~ /^[0-9.]+$/ { print $2 }' "$out/$n.txt")"
             done
         done
     done
 }
 
 run_topo() {
-    up 4 2
+    up 4 2 "$nrate"
     r=0
     while [ $r -lt "$runs" ]; do
         r=$((r + 1))
         for v in ring-topo ring-rank hier; do
             n=topo-$v-r$r
             case $v in
-            ring-topo) launch "$n" -- -np 8 --map-by node -- "$perf" -a RING -b 32M -e 32M -n 3 -w 1 ;;
+            ring-topo) launch "$n" -- -np 8 --map-by node -- "$perf" -a RING -b 16M -e 16M -n 3 -w 1 ;;
             ring-rank) launch "$n" HCCL_TOPO_RING_ORDER=0 -- -np 8 --map-by node -- "$perf" -a RING \
-                -b 32M -e 32M -n 3 -w 1 ;;
-            hier) launch "$n" -- -np 8 --map-by node -- "$perf" -a HIER -b 32M -e 32M -n 3 -w 1 ;;
+                -b 16M -e 16M -n 3 -w 1 ;;
+            hier) launch "$n" -- -np 8 --map-by node -- "$perf" -a HIER -b 16M -e 16M -n 3 -w 1 ;;
             esac
             record topo 4x2 $v "$r" "$(perf_time "$out/$n.txt")"
         done
@@ -226,7 +230,7 @@ END {
     echo
     echo "- $(uname -srm), $(getconf _NPROCESSORS_ONLN) cores, load before the report: $(cut -d' ' -f1-3 /proc/loadavg)"
     echo "- runs per variant: $runs; medians over the runs, ratios the median of per-run ratios"
-    echo "- command: sh tools/bench-cluster.sh --runs $runs$kinds"
+    echo "- command: sh tools/bench-cluster.sh --runs $runs --bcast-size $bsize --bcast-rate $brate --net-rate $nrate$kinds"
     echo
     echo "| kind | hosts | | | | ratio |"
     echo "|---|---|---|---|---|---|"
