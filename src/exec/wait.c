@@ -19,8 +19,8 @@
 #include "src/base/log.h"
 #include "src/base/util.h"
 
-__thread char *hc_wait_flag_half __attribute__((tls_model("initial-exec")));
-__thread int hc_wait_net __attribute__((tls_model("initial-exec")));
+__thread char *hc_wait_flag_half;
+__thread int hc_wait_net;
 
 void hc_wake_bell(uint32_t *bell)
 {

@@ -98,9 +98,12 @@ void hc_wait_end(hc_wait_t *w);
 /* ---- the bell of a shared staging half (coll/coll.h HC_SEG_WAKE) ---- */
 
 /* The half of the last flag this thread found unset (NULL: none since the
- * last idle pass); initial-exec: a plain store, no call, in a shared
- * library. */
-extern __thread char *hc_wait_flag_half __attribute__((tls_model("initial-exec")));
+ * last idle pass). Written only while waiting (a flag not yet set), so the
+ * default TLS model's call costs nothing on the fast path; initial-exec
+ * would put all of the library's thread-local storage in the static TLS
+ * block, and dlopen of the library (libhccl.so by name) then fails with
+ * "cannot allocate memory in static TLS block" (test/mpi/compat.sh). */
+extern __thread char *hc_wait_flag_half;
 
 /* Called by the executor when a flag in the half at `half` is not yet set
  * (this thread's last such flag is where it sleeps). */
@@ -113,7 +116,7 @@ static inline void hc_wait_note_flag(char *half)
  * pending (the thread sleeps on the UCX workers' event fds, or, when it
  * also awaits a flag, on the flag's bell for at most
  * HC_WAIT_MIXED_SLEEP_US). */
-extern __thread int hc_wait_net __attribute__((tls_model("initial-exec")));
+extern __thread int hc_wait_net;
 
 static inline void hc_wait_note_net(void)
 {
