@@ -261,7 +261,7 @@ static int newcomer(const char *host, const char *victim_host)
         fprintf(stderr, "[test_hostfail newcomer] HcclCommJoin returned %d\n", (int)r);
         _exit(1);
     }
-    int32_t ids[MAXR];
+    int32_t ids[MAXR] = {0}; /* filled by rank 0's Broadcast */
     int n = 0;
     share_ids(comm, ids, &n);
     check(strcmp(host, victim_host) == 0, "the newcomer runs on %s, expected %s", host,
