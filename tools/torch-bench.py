@@ -197,10 +197,12 @@ def main():
     ap.add_argument("--models", default=",".join(MODELS))
     ap.add_argument("-v", action="store_true", help="ddp: print each run's times")
     ap.add_argument("--port", default=os.environ.get("HC_TORCH_PORT", "29561"))
+    ap.add_argument("--addr", default=os.environ.get("MASTER_ADDR", "127.0.0.1"),
+                    help="rank 0's address for the store (across hosts: rank 0's host)")
     args = ap.parse_args()
     import hcomm_torch  # noqa: F401  (registers "hcomm"; after --help)
     torch.set_num_threads(1)
-    dist.init_process_group("hcomm", init_method=f"tcp://127.0.0.1:{args.port}", rank=RANK,
+    dist.init_process_group("hcomm", init_method=f"tcp://{args.addr}:{args.port}", rank=RANK,
                             world_size=SIZE, timeout=datetime.timedelta(seconds=600))
     gloo = dist.new_group(backend="gloo")
     if args.what == "allreduce":
