@@ -18,6 +18,11 @@
  * HcclGetCommAsyncError, HcclCommGetStatus, HcclCommAbort, HcclCommSuspend
  * and HcclCommResume may be called from any thread while the communicator
  * lives; HcclCommDestroy overlaps no other call on its communicator.
+ *
+ * HcclCommDestroy is local: ranks may destroy their communicators in any
+ * order. A process that destroys its last communicator says goodbye on its
+ * connections: its peers see it leave, not fail; what it sent still
+ * arrives; an operation that still waits on it fails with HCCL_E_REMOTE.
  */
 #ifndef HCCL_H_
 #define HCCL_H_

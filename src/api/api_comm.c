@@ -95,40 +95,10 @@ int hc_bootstrap_finish(hc_context_t *ctx, hc_config_t *cfg, uint32_t rank, uint
     return HCCL_SUCCESS;
 }
 
-/* Destroying the process's last communicator closes its UCX endpoints.
- * A send that completed here may not have been read by its receiver yet
- * (over TCP it completes once the data is handed to the socket), and the
- * closed connection then fails the receiver's operation with part of the
- * data (seen in topo.sh: the root of a Broadcast destroyed everything while
- * a rank on another simulated host was still receiving). So the last
- * communicator first runs a Barrier among its members, bounded by
- * HC_DESTROY_BARRIER_S: every member has then finished every operation it
- * had on this communicator. Skipped after an abort, an asynchronous error
- * or a member's failure, where no agreement is to be had; a member that
- * never destroys costs the bound, not a hang. */
-#define HC_DESTROY_BARRIER_S 5.0
-
-static void quiesce(hc_comm_t *c)
-{
-    hc_context_t *ctx = c->ctx;
-    /* a family (HcclCommInitAll) keeps every endpoint until its last
-     * communicator is destroyed: nothing to agree on */
-    if (ctx->refs != 1 || ctx->family != NULL || c->nranks < 2 || c->aborted || c->async_error != HCCL_SUCCESS)
-        return;
-    for (uint32_t i = 0; i < c->nranks; i++)
-        if (ctx->peers[c->peer[i]] && ctx->peers[c->peer[i]]->failed)
-            return;
-    c->wait_limit_s = HC_DESTROY_BARRIER_S;
-    HC_INFO(HC_SUB_INIT, "HcclCommDestroy(%s): closing barrier (the last communicator)", c->name);
-    hc_op_t o;
-    hc_op_init(&o, "HcclCommDestroy", HC_COLL_BARRIER, 0, HCCL_DATA_TYPE_INT8, 1, HCCL_REDUCE_SUM,
-               NULL, NULL);
-    int rc = hc_comm_run(c, &o);
-    if (rc != HCCL_SUCCESS)
-        HC_INFO(HC_SUB_INIT, "HcclCommDestroy(%s): the closing barrier returned %s; closing "
-                "anyway", c->name, HcclGetErrorString((HcclResult)rc));
-}
-
+/* Destroying is local: no agreement with the other members. The last
+ * communicator's destruction closes the process's endpoints, after a
+ * goodbye on each that lets the peers tell a finished process from a
+ * failed one (src/transport/transport_ucx.c, "leaving"). */
 HcclResult HcclCommDestroy(HcclComm comm)
 {
     hc_comm_t *c;
@@ -136,7 +106,6 @@ HcclResult HcclCommDestroy(HcclComm comm)
     if (rc != HCCL_SUCCESS)
         return rc;
     hc_context_t *ctx = c->ctx;
-    quiesce(c);
     HC_INFO(HC_SUB_INIT, "communicator %s destroyed after %llu operations", c->name,
             (unsigned long long)c->ops);
     hc_comm_destroy(c);

@@ -349,11 +349,13 @@ static int failed_peer(hc_comm_t *c, hc_exec_t *const *ex, uint32_t n, const cha
                 continue;
             HC_ERROR(HC_SUB_COLL | HC_SUB_ELASTIC,
                      "%s on comm %s rank %u, op seq %u, algorithm %s: step %u/%u %s %s rank %u "
-                     "failed: process %s:%d is unreachable (%s)", what, tc->name, tc->rank,
+                     "failed: process %s:%d %s (%s)", what, tc->name, tc->rank,
                      e->seq, e->s->algo ? e->s->algo : "?", si, e->s->nsteps,
                      t->kind == HC_STEP_SEND ? "SEND" : t->kind == HC_STEP_WAIT ? "WAIT" : "RECV",
-                     t->kind == HC_STEP_SEND ? "to" : "from", tp, p->card.host,
-                     p->card.pid, HcclGetErrorString(p->failed));
+                     t->kind == HC_STEP_SEND ? "to" : "from", tp, p->card.host, p->card.pid,
+                     p->departed ? "left before this step (it destroyed its communicators)"
+                                 : "is unreachable",
+                     HcclGetErrorString(p->failed));
             return p->failed;
         }
         /* HcclCommRemoveMember's agreement over the survivors it knows:
@@ -366,12 +368,13 @@ static int failed_peer(hc_comm_t *c, hc_exec_t *const *ex, uint32_t n, const cha
             return HCCL_E_REMOTE;
         }
         /* a collective cannot complete without every member: a member
-         * known dead fails it now rather than at the deadline */
+         * known dead fails it now rather than at the deadline (one that
+         * left had done its part: only the steps that wait on it fail) */
         if (e->seq == HC_TAG_P2P_SEQ || e->seq == HC_TAG_CTRL_SEQ)
             continue;
         for (uint32_t r = 0; r < tc->nranks; r++) {
             const hc_peer_t *p = hc_comm_peer(tc, r);
-            if (p->failed == 0)
+            if (p->failed == 0 || p->departed)
                 continue;
             HC_ERROR(HC_SUB_COLL | HC_SUB_ELASTIC,
                      "%s on comm %s rank %u, op seq %u, algorithm %s: member rank %u (process "

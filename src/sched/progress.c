@@ -52,10 +52,12 @@ static int failed_peer(hc_exec_t *e)
         if (p->failed == 0 || e->x[si].status != HCCL_E_AGAIN)
             continue;
         HC_ERROR(HC_SUB_STREAM, "comm %s rank %u, op seq %u, algorithm %s: step %u/%u %s %s "
-                 "rank %u failed: process %s:%d is unreachable (%s)", c->name, c->rank, e->seq,
+                 "rank %u failed: process %s:%d %s (%s)", c->name, c->rank, e->seq,
                  e->s->algo ? e->s->algo : "?", si, e->s->nsteps,
                  t->kind == HC_STEP_SEND ? "SEND" : "RECV",
                  t->kind == HC_STEP_SEND ? "to" : "from", e->x[si].peer, p->card.host, p->card.pid,
+                 p->departed ? "left before this step (it destroyed its communicators)"
+                             : "is unreachable",
                  HcclGetErrorString(p->failed));
         return p->failed;
     }

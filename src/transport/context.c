@@ -66,6 +66,10 @@ static void ctx_destroy(hc_context_t *ctx)
      * nothing is in flight, and no sibling's worker would answer a
      * graceful close. */
     int force = ctx->n_detached > 0 || ctx->family != NULL;
+    /* goodbyes first (transport_ucx.c, "leaving"), each flushed by its
+     * endpoint's graceful close below */
+    for (uint32_t i = 0; i < ctx->npeers && !force; i++)
+        hc_ucx_say_bye(ctx, i);
     for (uint32_t i = 0; i < ctx->npeers; i++) {
         if (ctx->peers[i]->ep)
             hc_ucx_ep_close(ctx, ctx->peers[i]->ep, force || ctx->peers[i]->failed != 0);

@@ -70,6 +70,7 @@ typedef struct hc_peer {
     hc_card_t card;
     ucp_ep_h ep;        /* NULL until first use */
     int failed;         /* an error was seen on the endpoint (HCCL_E_*) */
+    int departed;       /* it said goodbye: all its operations were done */
     /* its staging segment mapped here (src/comm/shm.c): 0 not tried, 1 mapped,
      * -1 unreachable */
     int shm_state;

@@ -71,7 +71,15 @@ int hc_ucx_status_to_hccl(ucs_status_t st)
  * over shared memory only by keepalive) fails now instead of at its
  * deadline, and they reach HcclCommRemoveMember about when the first
  * survivor did (docs/ELASTIC.md, "Leaving"). */
-enum { HC_AM_FAILED = 1 };
+enum { HC_AM_FAILED = 1, HC_AM_BYE = 2 };
+
+static hc_peer_t *peer_of_uid(hc_context_t *ctx, uint64_t uid)
+{
+    for (uint32_t i = 0; i < ctx->npeers; i++)
+        if (ctx->peers[i]->card.uid == uid)
+            return ctx->peers[i];
+    return NULL;
+}
 
 static ucs_status_t failed_notice_cb(void *arg, const void *header, size_t header_length,
                                      void *data, size_t length,
@@ -90,19 +98,64 @@ static ucs_status_t failed_notice_cb(void *arg, const void *header, size_t heade
                  "(HcclCommRemoveMember): it took this process for failed");
         return UCS_OK;
     }
-    for (uint32_t i = 0; i < ctx->npeers; i++) {
-        hc_peer_t *p = ctx->peers[i];
-        if (p->card.uid == uid) {
-            if (!p->failed) {
-                HC_WARN(HC_SUB_ELASTIC, "process %s:%d was removed by another member "
-                        "(HcclCommRemoveMember): operations that wait on it here fail now",
-                        p->card.host, p->card.pid);
-                p->failed = HCCL_E_REMOTE;
-            }
-            break;
-        }
+    hc_peer_t *p = peer_of_uid(ctx, uid);
+    if (p && !p->failed) {
+        HC_WARN(HC_SUB_ELASTIC, "process %s:%d was removed by another member "
+                "(HcclCommRemoveMember): operations that wait on it here fail now",
+                p->card.host, p->card.pid);
+        p->failed = HCCL_E_REMOTE;
     }
     return UCS_OK;
+}
+
+/* ---- leaving -----------------------------------------------------------
+ * A process whose last communicator is destroyed says goodbye on each of
+ * its endpoints before it closes them (hc_ucx_say_bye). The goodbye travels
+ * behind everything the process sent on that endpoint, and the process had
+ * finished every operation: whatever of its data a peer still waits for has
+ * arrived, or never will. The peer marks it departed (and failed, so that
+ * nothing new is sent to it): a receive still pending from it fails now, a
+ * receive posted later still takes what arrived before the goodbye, and a
+ * collective does not give up merely because a departed member is gone
+ * (its part is done). The connection reset that follows is expected, not
+ * an error. So communicators may be destroyed in any order on different
+ * ranks (a torch.distributed job tears its groups down in the order Python
+ * frees them), without a closing agreement. */
+static ucs_status_t bye_cb(void *arg, const void *header, size_t header_length, void *data,
+                           size_t length, const ucp_am_recv_param_t *param)
+{
+    (void)data;
+    (void)length;
+    (void)param;
+    hc_context_t *ctx = arg;
+    uint64_t uid;
+    if (ctx->closing || header_length != sizeof(uid))
+        return UCS_OK;
+    memcpy(&uid, header, sizeof(uid));
+    hc_peer_t *p = peer_of_uid(ctx, uid);
+    if (p == NULL || p->departed)
+        return UCS_OK;
+    HC_INFO(HC_SUB_TRANSPORT, "process %s:%d left (destroyed its last communicator)",
+            p->card.host, p->card.pid);
+    p->departed = 1;
+    if (!p->failed)
+        p->failed = HCCL_E_REMOTE;
+    return UCS_OK;
+}
+
+void hc_ucx_say_bye(hc_context_t *ctx, uint32_t to)
+{
+    hc_peer_t *p = ctx->peers[to];
+    if (p->ep == NULL || p->failed)
+        return;
+    ucp_request_param_t prm;
+    memset(&prm, 0, sizeof(prm));
+    /* the uid lives in this context's card until the endpoint is closed,
+     * which flushes the message first */
+    ucs_status_ptr_t r = ucp_am_send_nbx(p->ep, HC_AM_BYE, &ctx->self.uid,
+                                         sizeof(ctx->self.uid), NULL, 0, &prm);
+    if (UCS_PTR_IS_PTR(r))
+        ucp_request_free(r);
 }
 
 static ucs_status_t set_notice_handler(hc_context_t *ctx, ucp_worker_h w)
@@ -114,6 +167,11 @@ static ucs_status_t set_notice_handler(hc_context_t *ctx, ucp_worker_h w)
     hp.id = HC_AM_FAILED;
     hp.cb = failed_notice_cb;
     hp.arg = ctx;
+    ucs_status_t st = ucp_worker_set_am_recv_handler(w, &hp);
+    if (st != UCS_OK)
+        return st;
+    hp.id = HC_AM_BYE;
+    hp.cb = bye_cb;
     return ucp_worker_set_am_recv_handler(w, &hp);
 }
 
@@ -318,7 +376,10 @@ static void ep_error_cb(void *arg, ucp_ep_h ep, ucs_status_t status)
     for (uint32_t i = 0; i < ctx->npeers; i++) {
         hc_peer_t *p = ctx->peers[i];
         if (p->ep == ep) {
-            if (!p->failed)
+            if (p->departed) /* its goodbye came first (hc_ucx_say_bye) */
+                HC_INFO(HC_SUB_TRANSPORT, "connection to process %s:%d closed after it left: "
+                        "%s", p->card.host, p->card.pid, ucs_status_string(status));
+            else if (!p->failed)
                 HC_ERROR(HC_SUB_TRANSPORT, "connection to process %s:%d failed: %s",
                          p->card.host, p->card.pid, ucs_status_string(status));
             p->failed = hc_ucx_status_to_hccl(status);
@@ -474,7 +535,7 @@ static int ucx_irecv(void *tctx, uint32_t peer, void *buf, size_t len, uint64_t 
 {
     const hc_eps_t *c = tctx;
     hc_peer_t *p = c->ctx->peers[c->peer[peer]];
-    if (p->failed)
+    if (p->failed && !p->departed) /* a departed peer's data may be here */
         return p->failed;
     x->len = len;
     ucp_request_param_t prm;

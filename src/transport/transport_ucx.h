@@ -17,6 +17,9 @@ int hc_ucx_status_to_hccl(ucs_status_t st);
 /* Tell address-book entry `to` that entry `failed` was removed as failed
  * (HcclCommRemoveMember; ctx->lock held). Best effort: nothing waits. */
 void hc_ucx_notice_failed(hc_context_t *ctx, uint32_t to, uint32_t failed);
+/* Before the context closes its endpoints: tell peer `to` this process
+ * leaves (its operations are all done). */
+void hc_ucx_say_bye(hc_context_t *ctx, uint32_t to);
 /* At a deadline: log a transfer still in flight with peer `peer` of
  * `eps` (a send if `send`), prefixed by `what`: the worker that carries
  * it and what the workers hold unmatched with its tag and with any tag

@@ -6,7 +6,9 @@
 #  2. torch_ddp.py on 2 and 4 ranks: DDP on hcomm (blocking and async
 #     groups) against DDP on Gloo;
 #  3. torch_dead.py on 2 and 3 ranks: a rank that exits, and on 2 ranks a
-#     rank that hangs past the group's timeout: the others raise.
+#     rank that hangs past the group's timeout: the others raise;
+#  4. torch_launch.py under torchrun (python3 -m torch.distributed.run,
+#     env://, no MPI) on 2 and 3 processes.
 # SKIP (77) when the build is not configured --with-torch.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
@@ -43,6 +45,18 @@ done
 run torch_dead.py 2 exit
 run torch_dead.py 3 exit
 run torch_dead.py 2 hang
+# torchrun: --redirects/--tee other than 0 because Debian's torch 1.13 on
+# Python 3.11 cannot parse "0" (Std.from_str returns None; docs/TORCH.md)
+for np in 2 3; do
+    port=$((port + 1))
+    echo "=== torch_launch.py under torchrun, $np processes"
+    PYTHONPATH=$stage LD_LIBRARY_PATH=$top_builddir/.libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} \
+        timeout "$HC_TEST_TIMEOUT" "$py" -m torch.distributed.run --nproc_per_node=$np \
+        --rdzv_backend=c10d --rdzv_endpoint=127.0.0.1:$port --redirects 2 --tee 2 \
+        "$here/torch_launch.py"
+    rc=$?
+    [ $rc -eq 0 ] || { echo "torch.sh: FAIL: torch_launch.py under torchrun on $np: rc=$rc"; failed="$failed torchrun/$np"; }
+done
 if [ -n "$failed" ]; then
     echo "torch.sh: FAILED:$failed"
     exit 1
