@@ -73,9 +73,19 @@ int hc_ucx_status_to_hccl(ucs_status_t st)
  * survivor did (docs/ELASTIC.md, "Leaving"). */
 enum { HC_AM_FAILED = 1, HC_AM_BYE = 2 };
 
+/* A notice's header is the uid of the process it is about: 0 when the
+ * context is closing or the header is not one. */
+static uint64_t notice_uid(const hc_context_t *ctx, const void *header, size_t header_length)
+{
+    uint64_t uid = 0;
+    if (!ctx->closing && header_length == sizeof(uid))
+        memcpy(&uid, header, sizeof(uid));
+    return uid;
+}
+
 static hc_peer_t *peer_of_uid(hc_context_t *ctx, uint64_t uid)
 {
-    for (uint32_t i = 0; i < ctx->npeers; i++)
+    for (uint32_t i = 0; i < ctx->npeers && uid; i++)
         if (ctx->peers[i]->card.uid == uid)
             return ctx->peers[i];
     return NULL;
@@ -89,11 +99,8 @@ static ucs_status_t failed_notice_cb(void *arg, const void *header, size_t heade
     (void)length;
     (void)param;
     hc_context_t *ctx = arg;
-    uint64_t uid;
-    if (ctx->closing || header_length != sizeof(uid))
-        return UCS_OK;
-    memcpy(&uid, header, sizeof(uid));
-    if (uid == ctx->self.uid) {
+    const uint64_t uid = notice_uid(ctx, header, header_length);
+    if (uid != 0 && uid == ctx->self.uid) {
         HC_ERROR(HC_SUB_ELASTIC, "another member removed this process from a communicator "
                  "(HcclCommRemoveMember): it took this process for failed");
         return UCS_OK;
@@ -128,11 +135,7 @@ static ucs_status_t bye_cb(void *arg, const void *header, size_t header_length, 
     (void)length;
     (void)param;
     hc_context_t *ctx = arg;
-    uint64_t uid;
-    if (ctx->closing || header_length != sizeof(uid))
-        return UCS_OK;
-    memcpy(&uid, header, sizeof(uid));
-    hc_peer_t *p = peer_of_uid(ctx, uid);
+    hc_peer_t *p = peer_of_uid(ctx, notice_uid(ctx, header, header_length));
     if (p == NULL || p->departed)
         return UCS_OK;
     HC_INFO(HC_SUB_TRANSPORT, "process %s:%d left (destroyed its last communicator)",
