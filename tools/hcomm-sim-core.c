@@ -35,12 +35,16 @@ static const hs_machine_t presets[] = {
      .source = "this machine's emulated cluster (tools/hcomm-cluster up N --rate 300mbit, "
                "one rank per host): a link carries 0.95 of its tbf rate (2 hosts, RING "
                "64 MB: 1.889 s), 15 us a message (docs/CLUSTER.md: 8 B AllReduce 14 us); "
-               "--nic-bw RATE*0.95 for other rates (docs/SCALE.md, Calibration)",
+               "--nic-bw RATE*0.95 for other rates (docs/SCALE.md, Calibration); all hosts' "
+               "TCP on the machine's 2 vCPUs: 637 MB/s in all (8 hosts, no rate, 8 "
+               "concurrent 64 MB messages), 1 us a message (8 hosts, RING AllGather in 1 KB "
+               "against 64 KB chunks)",
      .nodes = 4, .rpn = 1, .racks = 1,
      .intra = {.lat = 1e-6, .bw = 5 * GB},
      .nic = {.lat = 15e-6, .bw = 0.3 * GBIT * 0.95},
      .uplink_bw = 0, .spine_lat = 0,
-     .reduce_bw = 2 * GB, .copy_bw = 5 * GB},
+     .reduce_bw = 2 * GB, .copy_bw = 5 * GB,
+     .cpu_bw = 637e6, .cpu_msg = 1e-6},
     {.name = "nvlink8",
      .source = "an 8-GPU node (DGX H100 class): NVLink 4 at 450 GB/s per GPU and direction "
                "(NVIDIA H100 datasheet: 900 GB/s bidirectional), one 400 Gb/s NIC per node "
