@@ -35,12 +35,16 @@ static const hs_machine_t presets[] = {
      .source = "this machine's emulated cluster (tools/hcomm-cluster up N --rate 300mbit, "
                "one rank per host): a link carries 0.95 of its tbf rate (2 hosts, RING "
                "64 MB: 1.889 s), 15 us a message (docs/CLUSTER.md: 8 B AllReduce 14 us); "
-               "--nic-bw RATE*0.95 for other rates (docs/SCALE.md, Calibration)",
+               "--nic-bw RATE*0.95 for other rates (docs/SCALE.md, Calibration); all hosts' "
+               "TCP on the machine's 2 vCPUs: 637 MB/s in all (8 hosts, no rate, 8 "
+               "concurrent 64 MB messages), 1 us a message (8 hosts, RING AllGather in 1 KB "
+               "against 64 KB chunks)",
      .nodes = 4, .rpn = 1, .racks = 1,
      .intra = {.lat = 1e-6, .bw = 5 * GB},
      .nic = {.lat = 15e-6, .bw = 0.3 * GBIT * 0.95},
      .uplink_bw = 0, .spine_lat = 0,
-     .reduce_bw = 2 * GB, .copy_bw = 5 * GB},
+     .reduce_bw = 2 * GB, .copy_bw = 5 * GB,
+     .cpu_bw = 637e6, .cpu_msg = 1e-6},
     {.name = "nvlink8",
      .source = "an 8-GPU node (DGX H100 class): NVLink 4 at 450 GB/s per GPU and direction "
                "(NVIDIA H100 datasheet: 900 GB/s bidirectional), one 400 Gb/s NIC per node "
@@ -172,7 +176,7 @@ static const struct {
     {"machine", 1},  {"nodes", 1},     {"ranks-per-node", 1}, {"racks", 1},
     {"round-robin", 0}, {"topo", 1},   {"intra-bw", 1},       {"intra-lat", 1},
     {"nic-bw", 1},   {"nic-lat", 1},   {"uplink-bw", 1},      {"spine-lat", 1},
-    {"reduce-bw", 1}, {"copy-bw", 1},
+    {"reduce-bw", 1}, {"copy-bw", 1},  {"cpu-bw", 1},          {"cpu-msg", 1},
 };
 
 /* Apply one option (not --machine) to m. */
@@ -201,8 +205,8 @@ static int apply_opt(hs_machine_t *m, const char *name, const char *v, int *shap
         return 0;
     }
     m->name = "custom";
-    if (strcmp(name, "uplink-bw") == 0 && strcmp(v, "0") == 0) {
-        m->uplink_bw = 0;
+    if ((strcmp(name, "uplink-bw") == 0 || strcmp(name, "cpu-bw") == 0) && strcmp(v, "0") == 0) {
+        *(name[0] == 'u' ? &m->uplink_bw : &m->cpu_bw) = 0;
         return 0;
     }
     if (strstr(name, "-bw")) {
@@ -210,14 +214,14 @@ static int apply_opt(hs_machine_t *m, const char *name, const char *v, int *shap
             goto bad;
         *(strcmp(name, "intra-bw") == 0 ? &m->intra.bw : strcmp(name, "nic-bw") == 0 ? &m->nic.bw
           : strcmp(name, "uplink-bw") == 0 ? &m->uplink_bw
-          : strcmp(name, "reduce-bw") == 0 ? &m->reduce_bw : &m->copy_bw) = x;
+          : strcmp(name, "reduce-bw") == 0 ? &m->reduce_bw
+          : strcmp(name, "cpu-bw") == 0 ? &m->cpu_bw : &m->copy_bw) = x;
         return 0;
     }
     if (hs_parse_time(v, &x) != 0)
         goto bad;
-    *(strcmp(name, "intra-lat") == 0 ? &m->intra.lat : strcmp(name, "nic-lat") == 0
-                                                          ? &m->nic.lat
-                                                          : &m->spine_lat) = x;
+    *(strcmp(name, "intra-lat") == 0 ? &m->intra.lat : strcmp(name, "nic-lat") == 0 ? &m->nic.lat
+      : strcmp(name, "cpu-msg") == 0 ? &m->cpu_msg : &m->spine_lat) = x;
     return 0;
 bad:
     snprintf(err, errlen, "bad value '%s' for --%s", v, name);
@@ -740,9 +744,10 @@ typedef struct {
     uint32_t head, tail;    /* queued messages (SEND steps) via qnext; UINT32_MAX */
     uint32_t ver;
     uint8_t active, nl;
-    uint32_t link[4];       /* the links of its path */
-    uint32_t pos[4];        /* its index in each link's flow list */
+    uint32_t link[5];       /* the links of its path */
+    uint32_t pos[5];        /* its index in each link's flow list */
     double rem, rate, tlast, lat;
+    double cpu;             /* seconds of the CPU link a byte of its message needs */
 } chan_t;
 
 typedef struct {
@@ -761,8 +766,8 @@ typedef struct {
     uint64_t *hkey;         /* channel hash: key a * n + b + 1 (0: empty) */
     uint32_t *hval, hmask;
     link_t *lk;             /* port tx [n], port rx [n], NIC tx [nn], NIC rx [nn],
-                             * uplink [nr], downlink [nr] */
-    uint32_t nlk;
+                             * uplink [nr], downlink [nr], the CPU link [1] */
+    uint32_t nlk, cpu;      /* cpu: the CPU link's index (UINT32_MAX: none) */
     uint32_t *qnext;        /* per step */
     double *engine;
     double end;
@@ -888,6 +893,8 @@ static uint32_t channel(run_t *r, uint32_t a, uint32_t b)
                 c->nl = 4;
             }
         }
+        if (r->cpu != UINT32_MAX)
+            c->link[c->nl++] = r->cpu;
     }
     r->hkey[j] = key;
     r->hval[j] = r->nch;
@@ -900,7 +907,7 @@ static double chan_rate(const run_t *r, const chan_t *c)
     double rate = 0;
     for (uint32_t k = 0; k < c->nl; k++) {
         const link_t *l = &r->lk[c->link[k]];
-        const double sh = l->cap / (double)l->nf;
+        const double sh = l->cap / (double)l->nf / (c->link[k] == r->cpu ? c->cpu : 1.0);
         if (k == 0 || sh < rate)
             rate = sh;
     }
@@ -959,6 +966,11 @@ static void flow_start(run_t *r, uint32_t id, double t)
     }
     c->active = 1;
     c->rem = (double)r->s->bytes[g];
+    if (r->cpu != UINT32_MAX) { /* the message's CPU time spread over its bytes */
+        if (c->rem < 1)
+            c->rem = 1; /* an empty message costs a byte's */
+        c->cpu = 1.0 / r->s->m.cpu_bw + r->s->m.cpu_msg / c->rem;
+    }
     c->rate = 0;
     c->tlast = t;
     reshare(r, c, t);
@@ -1241,7 +1253,8 @@ int hs_replay(hs_sim_t *s, hs_build_fn build, void *bctx, hs_result_t *res, char
     const double t1 = now_s();
     run_t r = {.s = s};
     const uint32_t n = s->n, nn = s->nnodes, nr = s->nracks;
-    r.nlk = 2 * n + 2 * nn + 2 * nr;
+    r.nlk = 2 * n + 2 * nn + 2 * nr + (s->m.cpu_bw > 0);
+    r.cpu = s->m.cpu_bw > 0 ? r.nlk - 1 : UINT32_MAX;
     r.lk = calloc(r.nlk, sizeof(link_t));
     r.qnext = malloc((ns + 1) * sizeof(uint32_t));
     r.engine = calloc(n, sizeof(double));
@@ -1251,7 +1264,7 @@ int hs_replay(hs_sim_t *s, hs_build_fn build, void *bctx, hs_result_t *res, char
     }
     for (uint32_t i = 0; i < r.nlk; i++)
         r.lk[i].cap = i < 2 * n ? s->m.intra.bw : i < 2 * n + 2 * nn ? s->m.nic.bw
-                                                                   : s->m.uplink_bw;
+                    : i == r.cpu ? 1.0 /* second of the CPUs a second */ : s->m.uplink_bw;
     for (uint64_t g = 0; g < ns; g++)
         if (s->pending[g] == 0)
             start(&r, (uint32_t)g, 0);

@@ -45,6 +45,10 @@ static void usage(FILE *f)
 "                                   never the bottleneck, left out)\n"
 "  --spine-lat TIME                 latency added between racks\n"
 "  --reduce-bw BW --copy-bw BW      a rank's reductions and copies\n"
+"  --cpu-bw BW --cpu-msg TIME       the CPUs that carry every message between\n"
+"                                   nodes, machine-wide: BW of such traffic in\n"
+"                                   all, TIME of the machine a message (0: no\n"
+"                                   CPU term; the emu preset has one)\n"
 "Collective:\n"
 "  -C COLL    allreduce (default), broadcast, reduce, reducescatter, allgather,\n"
 "             alltoall. Sizes are bytes of one rank's count (float32 sum,\n"
@@ -179,6 +183,9 @@ int main(int argc, char **argv)
            m.intra.bw / 1e9, m.intra.lat * 1e6, m.nic.bw * 8 / 1e9, m.nic.lat * 1e6,
            m.uplink_bw > 0 ? "" : "unlimited ", m.uplink_bw * 8 / 1e9, m.spine_lat * 1e6,
            m.reduce_bw / 1e9, m.copy_bw / 1e9, blind ? "; topology-blind view" : "");
+    if (m.cpu_bw > 0)
+        printf("# CPU link (machine-wide, between nodes): %.4g MB/s, %.3g us a message\n",
+               m.cpu_bw / 1e6, m.cpu_msg * 1e6);
     if (longfmt)
         printf("# coll ranks bytes algo time_us algbw_GBs busbw_GBs steps messages build_s "
                "run_s\n");

@@ -25,7 +25,10 @@
  * (uplink_bw; 0: not a bottleneck). Inside a node a message takes the
  * sender's and the receiver's ports; between nodes of a rack both NICs;
  * between racks both NICs, the sender rack's uplink and the receiver
- * rack's downlink, with spine_lat more latency.
+ * rack's downlink, with spine_lat more latency. With cpu_bw, a message
+ * between nodes also takes one machine-wide CPU link: it needs
+ * bytes / cpu_bw + cpu_msg seconds of it, shared equally among the
+ * messages on it.
  *
  * Shared-memory and single-copy algorithms (DIRECT, CMA: flags and loads
  * between the processes of one host) are not simulated: the arguments say
@@ -56,6 +59,12 @@ typedef struct {
     double spine_lat;   /* added latency between racks */
     double reduce_bw;   /* bytes/s a rank reduces (output bytes) */
     double copy_bw;     /* bytes/s a rank copies */
+    /* The CPUs that move every message between nodes (one machine's cores
+     * under emulated hosts; 0: not a bottleneck, left out): cpu_bw bytes/s
+     * of all such traffic together, cpu_msg seconds of the whole machine a
+     * message (1 / its message rate). */
+    double cpu_bw;
+    double cpu_msg;
 } hs_machine_t;
 
 /* The presets (--machine NAME); NULL if unknown. */
@@ -65,7 +74,8 @@ void hs_presets_print(FILE *f);
 
 /* The machine options (--machine NAME first, then --nodes, --ranks-per-node,
  * --racks, --round-robin, --topo FILE, --intra-bw, --intra-lat, --nic-bw,
- * --nic-lat, --uplink-bw, --spine-lat, --reduce-bw, --copy-bw; "--opt v" or
+ * --nic-lat, --uplink-bw, --spine-lat, --reduce-bw, --copy-bw, --cpu-bw,
+ * --cpu-msg; "--opt v" or
  * "--opt=v"), taken out of argv (the rest stays, in order, for the tool's
  * own parser). *topo: --topo, else $HCCL_TOPO_FILE when no shape is given.
  * 0, or -1 with the reason in err. */

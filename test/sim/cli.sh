@@ -36,6 +36,14 @@ check "topo and shape" 2 "one or the other" "$sim" --topo /dev/null --nodes 2
 check "no rank lines" 1 "no rank lines" "$sim" --topo /dev/null
 check "bad collective" 2 "bad value 'gather' for -C" "$sim" -C gather
 check "step limit" 1 "max-steps" "$sim" --nodes 4 -b 64M -e 64M -a RING --max-steps 10
+check "cpu link" 0 "^# CPU link (machine-wide" "$sim" --machine emu --nodes 2 -b 64K -e 64K
+check "no cpu link" 0 "machine custom" "$sim" --machine emu --nodes 2 --cpu-bw 0 -b 64K -e 64K
+if grep -q "CPU link" "$tmp/out"; then
+    echo "FAIL no cpu link: --cpu-bw 0 still has one:"
+    cat "$tmp/out"
+    fail=1
+fi
+check "bad cpu-msg" 2 "bad value 'x' for --cpu-msg" "$sim" --machine emu --cpu-msg x
 # the model's tuning file, read back: the table's choice is then the fastest
 check "tune --model" 0 "  DBTREE$" "$tune" --model --machine fattree --nodes 4 --racks 2 \
     -b 4K -e 64M -f 16 -o "$tmp/m.tune"

@@ -2,8 +2,8 @@
  * test/unit/check_sim.c - tools/hcomm-sim's model against cases with
  * answers in closed form (docs/SCALE.md): the ring AllReduce over uniform
  * links, the binomial Broadcast (its concurrent sends sharing the NIC),
- * two messages sharing a NIC or an uplink (half the bandwidth each), the same
- * answer bit for bit on every run, and clear errors for bad input
+ * two messages sharing a NIC, an uplink or the CPU link (half the bandwidth
+ * each), the same answer bit for bit on every run, and clear errors for bad input
  * (unknown algorithms, shapes, unmatched or deadlocked schedules).
  */
 #include <check.h>
@@ -42,6 +42,8 @@ static hs_machine_t uniform(uint32_t nodes, uint32_t rpn, double lat, double bw)
     m.spine_lat = 0;
     m.reduce_bw = 1e30;
     m.copy_bw = 1e30;
+    m.cpu_bw = 0;
+    m.cpu_msg = 0;
     return m;
 }
 
@@ -154,6 +156,27 @@ START_TEST(test_contention)
     hs_result_t up;
     ck_assert_int_eq(hs_replay(s, two_flows, &n, &up, err, sizeof(err)), HCCL_SUCCESS);
     expect_close(up.time, alpha + 1e-6 + 2.0 * (double)n / beta, "two flows, one uplink");
+    hs_destroy(s);
+
+    /* the machine-wide CPU link: each of the two flows needs n / C + M of
+     * it and gets half, so both end at 2 (n / C + M), slower than their NICs */
+    const double cpu = 1e9, msg = 1e-3;
+    m = uniform(4, 1, alpha, beta);
+    m.cpu_bw = cpu;
+    m.cpu_msg = msg;
+    s = hs_create(&m, NULL, err, sizeof(err));
+    ck_assert_msg(s != NULL, "%s", err);
+    hs_result_t c2;
+    ck_assert_int_eq(hs_replay(s, two_flows, &n, &c2, err, sizeof(err)), HCCL_SUCCESS);
+    expect_close(c2.time, alpha + 2.0 * ((double)n / cpu + msg), "two flows, one CPU link");
+    hs_destroy(s);
+    /* a CPU link wider than the NICs leaves them the bottleneck */
+    m.cpu_bw = 1e12;
+    m.cpu_msg = 0;
+    s = hs_create(&m, NULL, err, sizeof(err));
+    ck_assert_msg(s != NULL, "%s", err);
+    ck_assert_int_eq(hs_replay(s, two_flows, &n, &c2, err, sizeof(err)), HCCL_SUCCESS);
+    expect_close(c2.time, alone.time, "two flows, a wide CPU link");
     hs_destroy(s);
 }
 END_TEST
