@@ -22,6 +22,14 @@
  * also shows that the inputs are order-sensitive (the sum taken from the
  * last rank to the first differs somewhere).
  *
+ * References come from the inputs regenerated locally (refcheck.c,
+ * rc_reference_reduce_gen), never from MPI between hcomm operations: Open
+ * MPI moves a message it has completed locally only while the sender is
+ * inside an MPI call, so a rank that leaves an MPI collective with its
+ * last message still queued and enters an hcomm collective leaves a peer
+ * stuck in MPI, and the hcomm collective that peer owes data to stalls
+ * until HCCL_EXEC_TIMEOUT (docs/CLUSTER.md, "Two libraries, one thread").
+ *
  * Usage: test_algos [-v] [-c OP]. -c: part 1 for collective OP only
  * (allreduce, broadcast, ...; an unknown OP runs none), then part 2
  * (test/mpi/cluster.sh: every AllReduce algorithm across hosts). Exit status
@@ -102,7 +110,7 @@ static void t_allreduce(HcclComm comm, const char *algo)
                 rc_fill_reduce(in, c, tops[ti].t, tops[ti].op, rank, nranks, seed + c);
                 memcpy(sb.p, in, c * es);
                 rc_buf_poison(&rb, 3);
-                rc_reference_reduce(in, ref, c, tops[ti].t, tops[ti].op, MPI_COMM_WORLD);
+                rc_reference_reduce_gen(ref, c, tops[ti].t, tops[ti].op, nranks, seed + c);
                 void *out = ip ? sb.p : rb.p;
                 check_rc("allreduce", algo,
                          HcclAllReduce(sb.p, out, c, tops[ti].t, tops[ti].op, comm, NULL));
@@ -153,8 +161,8 @@ static void t_reduce(HcclComm comm, const char *algo)
             rc_buf_alloc(&rb, c * 4, 4);
             rc_fill_reduce(sb.p, c, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, rank, nranks, seed + c);
             rc_buf_poison(&rb, 7);
-            rc_reference_reduce(sb.p, ref, c, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM,
-                                MPI_COMM_WORLD);
+            rc_reference_reduce_gen(ref, c, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, nranks,
+                                    seed + c);
             check_rc("reduce", algo,
                      HcclReduce(sb.p, (uint32_t)rank == root ? rb.p : NULL, c,
                                 HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, root, comm, NULL));
@@ -179,8 +187,8 @@ static void t_reducescatter(HcclComm comm, const char *algo)
             rc_fill_reduce(in, all, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, rank, nranks, seed + c);
             memcpy(sb.p, in, all * 4);
             rc_buf_poison(&rb, 9);
-            rc_reference_reduce(in, ref, all, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM,
-                                MPI_COMM_WORLD);
+            rc_reference_reduce_gen(ref, all, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, nranks,
+                                    seed + c);
             void *out = ip ? (void *)((char *)sb.p + (uint64_t)rank * c * 4) : (void *)rb.p;
             check_rc("reducescatter", algo,
                      HcclReduceScatter(sb.p, out, c, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, comm,
@@ -385,10 +393,11 @@ static void deterministic(void)
                     char *in = malloc(len * es), *all = malloc(len * es * (uint64_t)nranks);
                     char *exp = malloc(len * es), *out = malloc(len * es), *lin = malloc(len * es);
                     rc_set_inexact(1);
-                    rc_fill_reduce(in, len, t, HCCL_REDUCE_SUM, rank, nranks, seed + 31 * c + ti);
+                    for (int q = 0; q < nranks; q++) /* every rank's input, regenerated */
+                        rc_fill_reduce(all + (uint64_t)q * len * es, len, t, HCCL_REDUCE_SUM, q,
+                                       nranks, seed + 31 * c + ti);
                     rc_set_inexact(0);
-                    MPI_Allgather(in, (int)(len * es), MPI_BYTE, all, (int)(len * es), MPI_BYTE,
-                                  MPI_COMM_WORLD);
+                    memcpy(in, all + (uint64_t)rank * len * es, len * es);
                     canonical(exp, all, len, t);
                     /* order matters for these inputs: the sum from the last rank to the
                      * first differs */
