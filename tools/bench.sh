@@ -298,14 +298,16 @@ done
 [ -n "$clus" ] && [ $reportonly -eq 0 ] && "$clus" down >&2
 
 # awk functions the programs below share: field(line, key) reads a number
-# of hcomm-perf's one-line JSON results, med(a, n) the median of a[1..n]
-# (sorts it), hs(bytes) a size as "8 B", "4 KiB", "2 MiB"
+# of hcomm-perf's one-line JSON results as text ("" when absent), fnum the
+# same as a number (awk compares text as text: "8.7" > "21.3"), med(a, n)
+# the median of a[1..n] (sorts it), hs(bytes) a size as "8 B", "4 KiB", "2 MiB"
 awk_lib='
 function field(line, key,   v) {
     if (index(line, "\"" key "\":") == 0) return ""
     v = line; sub(".*\"" key "\": *", "", v); sub(/[,}].*/, "", v)
     return v
 }
+function fnum(line, key,   v) { v = field(line, key); return v == "" ? "" : v + 0 }
 function med(a, n,   i, j, t) {
     for (i = 2; i <= n; i++) { t = a[i]; for (j = i - 1; j >= 1 && a[j] > t; j--) a[j + 1] = a[j]; a[j + 1] = t }
     return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
@@ -349,10 +351,11 @@ median_json() {
             sz = field($0, "size") + 0
             if (!(sz in seen)) { seen[sz] = 1; order[++nsz] = sz; rest[sz] = $0 }
             k = ++cnt[sz]
-            T[sz, k] = field($0, "time_us"); B[sz, k] = field($0, "busbw")
-            MT[sz, k] = field($0, "mpi_time_us"); MB[sz, k] = field($0, "mpi_busbw")
-            R[sz, k] = field($0, "ratio"); W[sz] += field($0, "wrong"); MW[sz] += field($0, "mpi_wrong")
-            MC[sz, k] = field($0, "memcpy_GBps")
+            # numbers, not strings: med() and the range compare them
+            T[sz, k] = field($0, "time_us") + 0; B[sz, k] = field($0, "busbw") + 0
+            MT[sz, k] = fnum($0, "mpi_time_us"); MB[sz, k] = fnum($0, "mpi_busbw")
+            R[sz, k] = fnum($0, "ratio"); W[sz] += field($0, "wrong"); MW[sz] += field($0, "mpi_wrong")
+            MC[sz, k] = fnum($0, "memcpy_GBps")
         }
         END {
             sub(/"command"/, "\"runs\": " runs ",\n  \"command\"", head)

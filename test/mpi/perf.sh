@@ -17,6 +17,8 @@
 #     core-to-core latency: the medians and the table of the runs split by
 #     latency, with the values worked out by hand, each run's vCPU speed
 #     range, and the rows of the issue's targets those runs have data for;
+#     over three made-up runs, the median and range of the ratio taken as
+#     numbers (8.5, 21, 9: 9, not the text order's 8.5);
 #   - hcomm-floor on 2 and 3 ranks: exit 0, a positive median between the
 #     10th and 90th percentiles for "all",
 #     "root" and MPI_Barrier, the sched_yield hand-over exactly when the
@@ -221,6 +223,23 @@ n=$(sed -n '/^## Against the performance issue/,/^## /p' "$ro/report.md" | grep 
 # and the results checked: run 2 had one wrong at 16 B
 row='| #wrong = 0 in every table | default | no wrong result | 1 of 2 | - | 2 ranks allreduce 16 B |'
 grep -qF "$row" "$ro/report.md" || fail "report-only: no #wrong row '$row'"
+echo "=== tools/bench.sh --report-only, three runs: medians of numbers, not of text"
+# ratios 8.5, 21, 9 at 8 B: median 9, range 8.5-21 (as text "21" < "8.5" < "9")
+ro3=$tmp/ro3
+mkdir -p "$ro3"
+k=0
+for r8 in 8.5 21.0 9.0; do
+    k=$((k + 1))
+    fake_run "$ro3/np2-default-allreduce.r$k.json" 60.0 $r8 1.0 0.600 0.550
+    echo "np2-default-allreduce.r$k 0" >>"$ro3/status.txt"
+done
+echo "mpirun -np 2 hcomm-perf (made up)" >"$ro3/commands.txt"
+sh "$top_srcdir/tools/bench.sh" --report-only --runs 3 --np 2 --colls allreduce \
+    --settings default --no-large --out "$ro3" >"$tmp/ro3.log" 2>&1 ||
+    fail "bench.sh --report-only --runs 3 exited with $?"
+grep -q '"size": 8, .*"mpi_time_us": 9\.000, .*"ratio": 9\.0000, "ratio_min": 8\.5000, "ratio_max": 21\.0000' \
+    "$ro3/np2-default-allreduce.json" ||
+    fail "report-only --runs 3: 8 B not MPI 9 us, ratio 9 (8.5-21): $(grep '"size": 8,' "$ro3/np2-default-allreduce.json")"
 echo "=== tools/bench.sh --table (the README's table) of that report"
 row='| 2 | AllReduce | 1.00 / 1.75 us | 1.75 / - | - | - | - | - |'
 sh "$top_srcdir/tools/bench.sh" --table "$ro" >"$tmp/table.md" 2>&1 ||
