@@ -32,6 +32,10 @@
 #   --perf PATH       the hcomm-perf program (default: hcomm-perf in PATH)
 #   --out DIR         output directory (default: bench-YYYYmmdd-HHMMSS)
 #   --quick           smoke run: 8 B, 256 B, 8 KiB, 256 KiB, 8 MiB, fewer iterations
+#   --sizes "..."     hcomm-perf's size and iteration arguments instead of
+#                     the full sweep's "-b 8 -e 64M -f 2 -n 200" (e.g.
+#                     "-b 8 -e 64M -f 8 -n 20": a shorter sweep, as across
+#                     hosts, where Open MPI takes milliseconds a message)
 #   --np "2 4"        rank counts (more ranks than cores: --oversubscribe)
 #   --colls "..."     collectives (default: the five above)
 #   --settings "..."  Open MPI settings: default tuned ucx ob1
@@ -74,6 +78,7 @@ usage() {
 }
 
 quick=0
+usersizes=
 out=
 perf=
 mpirun=${MPIRUN:-mpirun}
@@ -91,6 +96,7 @@ cluster=
 while [ $# -gt 0 ]; do
     case $1 in
     --quick) quick=1 ;;
+    --sizes) usersizes=$2; shift ;;
     --no-large) large=0 ;;
     --out) out=$2; shift ;;
     --perf) perf=$2; shift ;;
@@ -187,6 +193,7 @@ else
     # at -n 20, 0.53-0.55 us at -n 200; docs/PERFORMANCE.md)
     sizes="-b 8 -e 64M -f 2 -n 200"
 fi
+[ -n "$usersizes" ] && sizes=$usersizes
 # across hosts: the cluster tool launches, one rank per host
 clus=
 sep=
@@ -429,6 +436,7 @@ fi
     echo "- MPI: $mpiver"
     [ -n "$clus" ] && echo "- across hosts: the emulated cluster (docs/CLUSTER.md), one rank per host, links $([ "$cluster" = none ] && echo "without a rate limit" || echo "limited to $cluster each way")"
     echo "- mode: $([ $quick -eq 1 ] && echo quick || echo full), hcomm-perf $perf"
+    [ -n "$usersizes" ] && echo "- sizes: \`$usersizes\`"
     [ -n "$extra" ] && echo "- extra hcomm-perf arguments: \`$extra\`$(case " $extra " in *" -A "*) echo " (-A: buffers from HcclMemAlloc, registered with the communicator; MPI runs on the same buffers)" ;; *" -H "*) echo " (-H: the buffers in transparent huge pages; MPI runs on the same buffers)" ;; esac)"
     echo "- settings:"
     for s in $settings; do
