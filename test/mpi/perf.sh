@@ -5,6 +5,8 @@
 #     the MPI time, the ratio and (for -R) the memcpy reference; the
 #     core-to-core latency (header and JSON) exactly when the ranks do not
 #     outnumber the cores; the vCPU speed of both ranks (header and JSON);
+#     the barrier before each call: MPI_Barrier by default on one node,
+#     HcclBarrier with -S hcomm (header and JSON "sync"); a bad -S fails;
 #   - hcomm-perf -A (registered buffers) on 2 ranks, AllReduce and AlltoAll:
 #     exit 0, "#wrong" 0, the header and the JSON say so;
 #   - hcomm-perf -H (buffers advised MADV_HUGEPAGE) on 2 ranks: exit 0,
@@ -98,8 +100,12 @@ awk '/"cpu_step_ns":/ { gsub(/[][,]/, " "); for (i = 2; i <= NF; i++) if ($i + 0
 awk '/"cpu_of_rank":/ { gsub(/[][,]/, " "); for (i = 2; i <= NF; i++) if ($i ~ /^[0-9]+$/) n++ }
      END { exit n != 2 }' "$tmp/ar.json" || fail "allreduce JSON: cpu_of_rank not two CPU numbers"
 
-echo "=== hcomm-perf -C broadcast -r 1 -M on 3 ranks"
-sh "$here/mpirun.sh" 3 "$perf" -C broadcast -r 1 -b 8 -e 256K -f 8 -n 5 -w 1 -T 0.2 -M \
+grep -q '^# time: .*an untimed MPI_Barrier before each call' "$tmp/ar.txt" ||
+    fail "allreduce: the header does not name MPI_Barrier (one node, no -S)"
+grep -q '"sync": "mpi"' "$tmp/ar.json" || fail "allreduce JSON: no \"sync\": \"mpi\" (one node, no -S)"
+
+echo "=== hcomm-perf -C broadcast -r 1 -M -S hcomm on 3 ranks"
+sh "$here/mpirun.sh" 3 "$perf" -C broadcast -r 1 -b 8 -e 256K -f 8 -n 5 -w 1 -T 0.2 -M -S hcomm \
     -J "$tmp/bc.json" >"$tmp/bc.txt" 2>&1
 rc=$?
 cat "$tmp/bc.txt"
@@ -110,6 +116,14 @@ if grep -q '"memcpy_GBps":' "$tmp/bc.json"; then
 fi
 why=$(latency_ok "$tmp/bc.txt" "$tmp/bc.json" 3)
 [ -z "$why" ] || fail "broadcast: $why"
+grep -q '^# time: .*an untimed HcclBarrier before each call' "$tmp/bc.txt" ||
+    fail "broadcast -S hcomm: the header does not name HcclBarrier"
+grep -q '"sync": "hcomm"' "$tmp/bc.json" || fail "broadcast -S hcomm: JSON has no \"sync\": \"hcomm\""
+if sh "$here/mpirun.sh" 2 "$perf" -S nosuch >"$tmp/bad.txt" 2>&1; then
+    cat "$tmp/bad.txt"
+    fail "hcomm-perf -S nosuch exited with 0"
+fi
+grep -q -- 'bad -S nosuch' "$tmp/bad.txt" || fail "hcomm-perf -S nosuch: no message naming the option"
 
 for c in allreduce alltoall; do
     echo "=== hcomm-perf -C $c -A -M on 2 ranks"
