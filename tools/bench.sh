@@ -32,6 +32,10 @@
 #   --perf PATH       the hcomm-perf program (default: hcomm-perf in PATH)
 #   --out DIR         output directory (default: bench-YYYYmmdd-HHMMSS)
 #   --quick           smoke run: 8 B, 256 B, 8 KiB, 256 KiB, 8 MiB, fewer iterations
+#   --sizes "..."     hcomm-perf's size and iteration arguments instead of
+#                     the full sweep's "-b 8 -e 64M -f 2 -n 200" (e.g.
+#                     "-b 8 -e 64M -f 8 -n 20": a shorter sweep, as across
+#                     hosts, where Open MPI takes milliseconds a message)
 #   --np "2 4"        rank counts (more ranks than cores: --oversubscribe)
 #   --colls "..."     collectives (default: the five above)
 #   --settings "..."  Open MPI settings: default tuned ucx ob1
@@ -74,6 +78,7 @@ usage() {
 }
 
 quick=0
+usersizes=
 out=
 perf=
 mpirun=${MPIRUN:-mpirun}
@@ -91,6 +96,7 @@ cluster=
 while [ $# -gt 0 ]; do
     case $1 in
     --quick) quick=1 ;;
+    --sizes) usersizes=$2; shift ;;
     --no-large) large=0 ;;
     --out) out=$2; shift ;;
     --perf) perf=$2; shift ;;
@@ -187,6 +193,7 @@ else
     # at -n 20, 0.53-0.55 us at -n 200; docs/PERFORMANCE.md)
     sizes="-b 8 -e 64M -f 2 -n 200"
 fi
+[ -n "$usersizes" ] && sizes=$usersizes
 # across hosts: the cluster tool launches, one rank per host
 clus=
 sep=
@@ -298,14 +305,16 @@ done
 [ -n "$clus" ] && [ $reportonly -eq 0 ] && "$clus" down >&2
 
 # awk functions the programs below share: field(line, key) reads a number
-# of hcomm-perf's one-line JSON results, med(a, n) the median of a[1..n]
-# (sorts it), hs(bytes) a size as "8 B", "4 KiB", "2 MiB"
+# of hcomm-perf's one-line JSON results as text ("" when absent), fnum the
+# same as a number (awk compares text as text: "8.7" > "21.3"), med(a, n)
+# the median of a[1..n] (sorts it), hs(bytes) a size as "8 B", "4 KiB", "2 MiB"
 awk_lib='
 function field(line, key,   v) {
     if (index(line, "\"" key "\":") == 0) return ""
     v = line; sub(".*\"" key "\": *", "", v); sub(/[,}].*/, "", v)
     return v
 }
+function fnum(line, key,   v) { v = field(line, key); return v == "" ? "" : v + 0 }
 function med(a, n,   i, j, t) {
     for (i = 2; i <= n; i++) { t = a[i]; for (j = i - 1; j >= 1 && a[j] > t; j--) a[j + 1] = a[j]; a[j + 1] = t }
     return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
@@ -349,10 +358,11 @@ median_json() {
             sz = field($0, "size") + 0
             if (!(sz in seen)) { seen[sz] = 1; order[++nsz] = sz; rest[sz] = $0 }
             k = ++cnt[sz]
-            T[sz, k] = field($0, "time_us"); B[sz, k] = field($0, "busbw")
-            MT[sz, k] = field($0, "mpi_time_us"); MB[sz, k] = field($0, "mpi_busbw")
-            R[sz, k] = field($0, "ratio"); W[sz] += field($0, "wrong"); MW[sz] += field($0, "mpi_wrong")
-            MC[sz, k] = field($0, "memcpy_GBps")
+            # numbers, not strings: med() and the range compare them
+            T[sz, k] = field($0, "time_us") + 0; B[sz, k] = field($0, "busbw") + 0
+            MT[sz, k] = fnum($0, "mpi_time_us"); MB[sz, k] = fnum($0, "mpi_busbw")
+            R[sz, k] = fnum($0, "ratio"); W[sz] += field($0, "wrong"); MW[sz] += field($0, "mpi_wrong")
+            MC[sz, k] = fnum($0, "memcpy_GBps")
         }
         END {
             sub(/"command"/, "\"runs\": " runs ",\n  \"command\"", head)
@@ -426,6 +436,7 @@ fi
     echo "- MPI: $mpiver"
     [ -n "$clus" ] && echo "- across hosts: the emulated cluster (docs/CLUSTER.md), one rank per host, links $([ "$cluster" = none ] && echo "without a rate limit" || echo "limited to $cluster each way")"
     echo "- mode: $([ $quick -eq 1 ] && echo quick || echo full), hcomm-perf $perf"
+    [ -n "$usersizes" ] && echo "- sizes: \`$usersizes\`"
     [ -n "$extra" ] && echo "- extra hcomm-perf arguments: \`$extra\`$(case " $extra " in *" -A "*) echo " (-A: buffers from HcclMemAlloc, registered with the communicator; MPI runs on the same buffers)" ;; *" -H "*) echo " (-H: the buffers in transparent huge pages; MPI runs on the same buffers)" ;; esac)"
     echo "- settings:"
     for s in $settings; do

@@ -12,8 +12,9 @@
  *      element verified after), whose time sets how many iterations fit in
  *      the time budget (-T, at least 3 timed iterations at large sizes);
  *   2. the remaining warm-up calls;
- *   3. the timed iterations. Every call is preceded by an MPI_Barrier (not
- *      timed) and timed alone on every rank (CLOCK_MONOTONIC); with -M, the
+ *   3. the timed iterations. Every call is preceded by a barrier (not
+ *      timed: MPI_Barrier on one node, HcclBarrier across nodes, -S) and
+ *      timed alone on every rank (CLOCK_MONOTONIC); with -M, the
  *      equivalent MPI call runs in the same iteration on the same buffers,
  *      hcomm first on even iterations and MPI first on odd ones, so both see
  *      the same machine state. The last iteration is checked like the
@@ -153,6 +154,8 @@ typedef struct {
     uint64_t factor;
     int iters, warmup, check, root, in_place, with_mpi, check_only, ref, reg;
     int thp;            /* -H: buffers advised MADV_HUGEPAGE */
+    int sync_hc;        /* -S: 1 HcclBarrier before each timed call, 0 MPI_Barrier,
+                         * -1 (auto) HcclBarrier when the ranks span several nodes */
     int thp_err;        /* errno of a failed madvise (0: none) */
     uint64_t thp_bytes; /* of the two buffers, in huge pages after pre-faulting */
     double budget;
@@ -739,7 +742,12 @@ static double one_call(ctx_t *c, int side, int checked, long long *wrong)
 {
     if (checked)
         prepare(c, side);
-    MPI_Barrier(MPI_COMM_WORLD);
+    /* the start line: each rank times from its exit, so the barrier's exit
+     * skew lands in the time of the rank that left first (-S) */
+    if (c->sync_hc)
+        HC(HcclBarrier(c->comm, NULL));
+    else
+        MPI_Barrier(MPI_COMM_WORLD);
     double t0 = now_us();
     if (side == SIDE_HC)
         run_hc(c);
@@ -955,6 +963,11 @@ static void usage(FILE *f)
 "            MADV_HUGEPAGE, as a program with transparent huge pages for its\n"
 "            tensors has them; the header says how much the kernel gave\n"
 "            (MPI, with -M, runs on the same buffers; not with -A)\n"
+"  -S SYNC   the untimed barrier before every timed call: mpi\n"
+"            (MPI_Barrier) or hcomm (HcclBarrier)   [mpi on one node,\n"
+"            hcomm across nodes: MPI's barrier there can leave its\n"
+"            ranks milliseconds apart, and the first to leave counts\n"
+"            the wait for the others in the next call's time]\n"
 "  -J FILE   also write the results as JSON to FILE\n"
 "  -h        this help\n"
 "\n"
@@ -968,7 +981,7 @@ static void usage(FILE *f)
 "rounded down to whole elements (and whole blocks of N), at least one.\n"
 "\n"
 "time: median over the iterations of the slowest rank's time per call, us\n"
-"(an untimed MPI_Barrier precedes every call). algbw = size / time;\n"
+"(an untimed barrier precedes every call, -S). algbw = size / time;\n"
 "busbw = algbw * 2(N-1)/N (allreduce), (N-1)/N (allgather, reducescatter,\n"
 "alltoall), 1 (broadcast, reduce, sendrecv); GB/s = 1e9 B/s.\n"
 "#wrong: wrong elements summed over the ranks, in the checked calls (the\n"
@@ -1060,6 +1073,7 @@ static int parse_args(ctx_t *c, int argc, char **argv, int rank)
     c->warmup = 5;
     c->check = 1;
     c->budget = 1.0;
+    c->sync_hc = -1;
     opterr = 0;
 #define BAD(...) \
     do { \
@@ -1069,7 +1083,7 @@ static int parse_args(ctx_t *c, int argc, char **argv, int rank)
         } \
         return 2; \
     } while (0)
-    while ((ch = getopt_long(argc, argv, "b:e:f:n:w:T:c:pd:o:r:C:a:i:MRAHJ:h", longopts, NULL)) !=
+    while ((ch = getopt_long(argc, argv, "b:e:f:n:w:T:c:pd:o:r:C:a:i:MRAHS:J:h", longopts, NULL)) !=
            -1) {
         switch (ch) {
         case 'b': if (parse_size(optarg, &c->minb)) BAD("bad -b %s", optarg); break;
@@ -1096,6 +1110,14 @@ static int parse_args(ctx_t *c, int argc, char **argv, int rank)
         case 'R': c->ref = 1; break;
         case 'A': c->reg = 1; break;
         case 'H': c->thp = 1; break;
+        case 'S':
+            if (strcmp(optarg, "mpi") == 0)
+                c->sync_hc = 0;
+            else if (strcmp(optarg, "hcomm") == 0)
+                c->sync_hc = 1;
+            else
+                BAD("bad -S %s: mpi or hcomm", optarg);
+            break;
         case 'J': c->json = optarg; break;
         case 'h': if (rank == 0) usage(stdout); return 1;
         default:
@@ -1210,8 +1232,9 @@ static void print_header(const ctx_t *c, int argc, char **argv, int nodes, int l
     printf("# hint: Open MPI's tuned setting here is --mca btl_vader_single_copy_mechanism none "
            "-x GLIBC_TUNABLES=glibc.malloc.mmap_max=0:glibc.malloc.trim_threshold=4294967296 "
            "(docs/PERFORMANCE.md)\n");
-    printf("# time: median over iterations of the slowest rank, us; an untimed MPI_Barrier "
-           "before each call%s\n", c->with_mpi ? "; hcomm and MPI alternate" : "");
+    printf("# time: median over iterations of the slowest rank, us; an untimed %s "
+           "before each call%s\n", c->sync_hc ? "HcclBarrier" : "MPI_Barrier",
+           c->with_mpi ? "; hcomm and MPI alternate" : "");
     printf("#\n");
     /* -R adds two columns: memcpy GB/s and busbw as % of it */
     const char *r1 = c->ref ? "   memcpy  bus/mcp" : "", *r2 = c->ref ? "   (GB/s)      (%)" : "";
@@ -1272,8 +1295,9 @@ static void write_json(const ctx_t *c, const char *path, int argc, char **argv, 
     fprintf(f, "],\n  \"host\": ");
     json_str(f, host);
     fprintf(f, ",\n  \"nranks\": %d,\n  \"nodes\": %d,\n  \"local_ranks\": %d,\n"
-               "  \"cores\": %ld,\n  \"oversubscribed\": %s,\n",
-            c->n, nodes, local, cores, local > cores ? "true" : "false");
+               "  \"cores\": %ld,\n  \"oversubscribed\": %s,\n  \"sync\": \"%s\",\n",
+            c->n, nodes, local, cores, local > cores ? "true" : "false",
+            c->sync_hc ? "hcomm" : "mpi");
     if (c->line_ns > 0)
         fprintf(f, "  \"line_latency_ns\": %.1f,\n", c->line_ns);
     if (c->nstep > 0) {
@@ -1373,6 +1397,8 @@ int main(int argc, char **argv)
     MPI_Comm_rank(local_comm, &lrank);
     int is_leader = lrank == 0;
     MPI_Allreduce(&is_leader, &nodes, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    if (c->sync_hc < 0)
+        c->sync_hc = nodes > 1;
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     /* world rank 0 is local rank 0 of its node (split_type keeps the order) */
     c->line_ns = line_latency_ns(local_comm, lrank, local, cores);

@@ -14,6 +14,8 @@
 #     HcclCommCreateGroup, HcclCreateSubCommConfig); and, but on 4 x 1, the
 #     bytes on the links against the bytes the AllReduce sends across hosts
 #     (test_topo wire: at least those, at most 1.5 times plus 64 KB);
+#     hcomm-perf -M across 2 hosts x 2 ranks: exit 0, every result right,
+#     and its untimed barrier is HcclBarrier ("sync": "hcomm");
 #  3. HCCL_TOPO_RING_ORDER: a RING AllReduce on 2 x 2 round robin sends
 #     3 MiB across the hosts per MiB in topology order, 6 MiB in rank
 #     order; the ring collectives in rank order are exact;
@@ -132,6 +134,16 @@ for shape in $shapes; do
     [ "$shape" = 4x1 ] ||
         check_run "wire $shape" "$B/test_topo" wire 1048576 4
 done
+
+# hcomm-perf across hosts: its barrier before each call is hcomm's (MPI's
+# leaves the ranks milliseconds apart there: docs/CLUSTER.md)
+echo "=== hcomm-perf -M, 2 hosts x 2 ranks"
+on_shape 2x2
+crun 4 "$top_builddir/tools/hcomm-perf" -C allreduce -b 8 -e 64K -f 64 -n 3 -w 1 -T 0.1 -M \
+    -J "$tmp/perf.json" >"$tmp/perf.log" 2>&1 || { cat "$tmp/perf.log"; fail "hcomm-perf across hosts"; }
+grep -q '"sync": "hcomm"' "$tmp/perf.json" || fail "hcomm-perf across hosts: JSON has no \"sync\": \"hcomm\""
+grep -q '"nodes": 2,' "$tmp/perf.json" || fail "hcomm-perf across hosts: JSON has no \"nodes\": 2"
+grep -q '^# Errors: 0 wrong elements' "$tmp/perf.log" || fail "hcomm-perf across hosts: wrong results"
 
 # HCCL_TOPO_RING_ORDER: on 2 hosts x 2 ranks placed round robin (ranks 0, 2
 # on host0, 1, 3 on host1) the topology's ring 0 2 1 3 crosses the links

@@ -5,6 +5,8 @@
 #     the MPI time, the ratio and (for -R) the memcpy reference; the
 #     core-to-core latency (header and JSON) exactly when the ranks do not
 #     outnumber the cores; the vCPU speed of both ranks (header and JSON);
+#     the barrier before each call: MPI_Barrier by default on one node,
+#     HcclBarrier with -S hcomm (header and JSON "sync"); a bad -S fails;
 #   - hcomm-perf -A (registered buffers) on 2 ranks, AllReduce and AlltoAll:
 #     exit 0, "#wrong" 0, the header and the JSON say so;
 #   - hcomm-perf -H (buffers advised MADV_HUGEPAGE) on 2 ranks: exit 0,
@@ -17,6 +19,8 @@
 #     core-to-core latency: the medians and the table of the runs split by
 #     latency, with the values worked out by hand, each run's vCPU speed
 #     range, and the rows of the issue's targets those runs have data for;
+#     over three made-up runs, the median and range of the ratio taken as
+#     numbers (8.5, 21, 9: 9, not the text order's 8.5);
 #   - hcomm-floor on 2 and 3 ranks: exit 0, a positive median between the
 #     10th and 90th percentiles for "all",
 #     "root" and MPI_Barrier, the sched_yield hand-over exactly when the
@@ -96,8 +100,12 @@ awk '/"cpu_step_ns":/ { gsub(/[][,]/, " "); for (i = 2; i <= NF; i++) if ($i + 0
 awk '/"cpu_of_rank":/ { gsub(/[][,]/, " "); for (i = 2; i <= NF; i++) if ($i ~ /^[0-9]+$/) n++ }
      END { exit n != 2 }' "$tmp/ar.json" || fail "allreduce JSON: cpu_of_rank not two CPU numbers"
 
-echo "=== hcomm-perf -C broadcast -r 1 -M on 3 ranks"
-sh "$here/mpirun.sh" 3 "$perf" -C broadcast -r 1 -b 8 -e 256K -f 8 -n 5 -w 1 -T 0.2 -M \
+grep -q '^# time: .*an untimed MPI_Barrier before each call' "$tmp/ar.txt" ||
+    fail "allreduce: the header does not name MPI_Barrier (one node, no -S)"
+grep -q '"sync": "mpi"' "$tmp/ar.json" || fail "allreduce JSON: no \"sync\": \"mpi\" (one node, no -S)"
+
+echo "=== hcomm-perf -C broadcast -r 1 -M -S hcomm on 3 ranks"
+sh "$here/mpirun.sh" 3 "$perf" -C broadcast -r 1 -b 8 -e 256K -f 8 -n 5 -w 1 -T 0.2 -M -S hcomm \
     -J "$tmp/bc.json" >"$tmp/bc.txt" 2>&1
 rc=$?
 cat "$tmp/bc.txt"
@@ -108,6 +116,14 @@ if grep -q '"memcpy_GBps":' "$tmp/bc.json"; then
 fi
 why=$(latency_ok "$tmp/bc.txt" "$tmp/bc.json" 3)
 [ -z "$why" ] || fail "broadcast: $why"
+grep -q '^# time: .*an untimed HcclBarrier before each call' "$tmp/bc.txt" ||
+    fail "broadcast -S hcomm: the header does not name HcclBarrier"
+grep -q '"sync": "hcomm"' "$tmp/bc.json" || fail "broadcast -S hcomm: JSON has no \"sync\": \"hcomm\""
+if sh "$here/mpirun.sh" 2 "$perf" -S nosuch >"$tmp/bad.txt" 2>&1; then
+    cat "$tmp/bad.txt"
+    fail "hcomm-perf -S nosuch exited with 0"
+fi
+grep -q -- 'bad -S nosuch' "$tmp/bad.txt" || fail "hcomm-perf -S nosuch: no message naming the option"
 
 for c in allreduce alltoall; do
     echo "=== hcomm-perf -C $c -A -M on 2 ranks"
@@ -221,6 +237,23 @@ n=$(sed -n '/^## Against the performance issue/,/^## /p' "$ro/report.md" | grep 
 # and the results checked: run 2 had one wrong at 16 B
 row='| #wrong = 0 in every table | default | no wrong result | 1 of 2 | - | 2 ranks allreduce 16 B |'
 grep -qF "$row" "$ro/report.md" || fail "report-only: no #wrong row '$row'"
+echo "=== tools/bench.sh --report-only, three runs: medians of numbers, not of text"
+# ratios 8.5, 21, 9 at 8 B: median 9, range 8.5-21 (as text "21" < "8.5" < "9")
+ro3=$tmp/ro3
+mkdir -p "$ro3"
+k=0
+for r8 in 8.5 21.0 9.0; do
+    k=$((k + 1))
+    fake_run "$ro3/np2-default-allreduce.r$k.json" 60.0 $r8 1.0 0.600 0.550
+    echo "np2-default-allreduce.r$k 0" >>"$ro3/status.txt"
+done
+echo "mpirun -np 2 hcomm-perf (made up)" >"$ro3/commands.txt"
+sh "$top_srcdir/tools/bench.sh" --report-only --runs 3 --np 2 --colls allreduce \
+    --settings default --no-large --out "$ro3" >"$tmp/ro3.log" 2>&1 ||
+    fail "bench.sh --report-only --runs 3 exited with $?"
+grep -q '"size": 8, .*"mpi_time_us": 9\.000, .*"ratio": 9\.0000, "ratio_min": 8\.5000, "ratio_max": 21\.0000' \
+    "$ro3/np2-default-allreduce.json" ||
+    fail "report-only --runs 3: 8 B not MPI 9 us, ratio 9 (8.5-21): $(grep '"size": 8,' "$ro3/np2-default-allreduce.json")"
 echo "=== tools/bench.sh --table (the README's table) of that report"
 row='| 2 | AllReduce | 1.00 / 1.75 us | 1.75 / - | - | - | - | - |'
 sh "$top_srcdir/tools/bench.sh" --table "$ro" >"$tmp/table.md" 2>&1 ||

@@ -111,6 +111,30 @@ START_TEST(test_builtin)
     t = make(5, NULL);
     ck_assert_str_eq(pick(t, HC_COLL_ALLREDUCE, 5, 1 << 24, 4, NULL, NULL), "RING");
     hc_tune_destroy(t);
+    /* several hosts, one rank each: HIER cannot run (units of one rank);
+     * TORUS2D from 128 KB to 1 MB at 4 ranks, RING above, as measured
+     * on the emulated cluster (docs/CLUSTER.md, "Crossovers across hosts") */
+    const uint32_t hosts[4] = {0, 1, 2, 3}, hoff[5] = {0, 1, 2, 3, 4};
+    const hc_topo_view_t mn = {.nnodes = 4, .node_of = hosts, .node_off = hoff,
+                               .flags = HC_TOPO_F_HIER | HC_TOPO_F_MULTINODE};
+    t = make(4, &mn);
+    /* counts of 4-byte elements: 64 KB, 256 KB, 1 MB, 16 MB */
+    ck_assert_str_eq(pick(t, HC_COLL_ALLREDUCE, 4, 1 << 14, 4, &mn, NULL), "DBTREE");
+    ck_assert_str_eq(pick(t, HC_COLL_ALLREDUCE, 4, 1 << 16, 4, &mn, NULL), "TORUS2D");
+    ck_assert_str_eq(pick(t, HC_COLL_ALLREDUCE, 4, 1 << 18, 4, &mn, NULL), "RING");
+    ck_assert_str_eq(pick(t, HC_COLL_ALLREDUCE, 4, 1 << 22, 4, &mn, NULL), "TORUS2D");
+    hc_tune_destroy(t);
+    /* 8 hosts, one rank each: RING (TORUS2D led only on 4) */
+    const uint32_t hosts8[8] = {0, 1, 2, 3, 4, 5, 6, 7}, hoff8[9] = {0, 1, 2, 3, 4, 5, 6, 7, 8};
+    const hc_topo_view_t mn8 = {.nnodes = 8, .node_of = hosts8, .node_off = hoff8,
+                                .flags = HC_TOPO_F_HIER | HC_TOPO_F_MULTINODE};
+    t = make(8, &mn8);
+    ck_assert_str_eq(pick(t, HC_COLL_ALLREDUCE, 8, 1 << 16, 4, &mn8, NULL), "RING");
+    hc_tune_destroy(t);
+    /* one host (no multinode): RING at 256 KB as before */
+    t = make(4, NULL);
+    ck_assert_str_eq(pick(t, HC_COLL_ALLREDUCE, 4, 1 << 16, 4, NULL, NULL), "RING");
+    hc_tune_destroy(t);
 }
 END_TEST
 
