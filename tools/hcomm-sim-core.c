@@ -652,45 +652,58 @@ static int select_algo(hs_sim_t *s, const hc_topo_view_t *v, hc_coll_args_t *a, 
     return HCCL_SUCCESS;
 }
 
-/* ---- events ---- */
+/* ---- events ----
+ *
+ * An event is (time, kind, g): a step done (EV_DONE, g the step), a
+ * message arrived (EV_ARRIVAL, g its RECV), a flow through (EV_FLOW, g its
+ * channel). They run in that order (time, then kind, then g), except
+ * that one due at the current time goes to a queue behind the others of
+ * that time (the fifo) instead. Steps' events wait in a binary heap;
+ * each flowing channel has at most one event in a second heap, moved
+ * when its rate changes (an event of the fifo that a later one of its
+ * channel replaced is dropped by version).
+ */
+
+/* Event kinds (ev_t.kind) */
+enum { EV_DONE = 0, EV_ARRIVAL = 1, EV_FLOW = 2 };
 
 typedef struct {
     double t;
     uint32_t g;
-    uint32_t arrival; /* the event's kind (EV_*) */
-    uint32_t ver;     /* EV_FLOW: the channel's version it was computed for */
+    uint32_t kind;
+    uint32_t ver; /* EV_FLOW: the channel's version it was computed for */
 } ev_t;
 
 typedef struct {
-    ev_t *v;
+    double t;
+    uint64_t key; /* kind << 32 | g */
+} hev_t;
+
+typedef struct {
+    hev_t *v;
     size_t n, cap;
 } heap_t;
 
-static int ev_less(const ev_t *a, const ev_t *b)
+static inline int hev_less(const hev_t *a, const hev_t *b)
 {
-    if (a->t != b->t)
-        return a->t < b->t;
-    if (a->arrival != b->arrival)
-        return a->arrival < b->arrival;
-    if (a->g != b->g)
-        return a->g < b->g;
-    return a->ver < b->ver;
+    return a->t < b->t || (a->t == b->t && a->key < b->key);
 }
 
-static int heap_push(heap_t *h, ev_t e)
+static int heap_push(heap_t *h, double t, uint64_t key)
 {
     if (h->n == h->cap) {
         size_t c = h->cap ? 2 * h->cap : 1024;
-        ev_t *v = realloc(h->v, c * sizeof(ev_t));
+        hev_t *v = realloc(h->v, c * sizeof(hev_t));
         if (v == NULL)
             return -1;
         h->v = v;
         h->cap = c;
     }
+    const hev_t e = {t, key};
     size_t i = h->n++;
     while (i > 0) {
         size_t p = (i - 1) / 2;
-        if (!ev_less(&e, &h->v[p]))
+        if (!hev_less(&e, &h->v[p]))
             break;
         h->v[i] = h->v[p];
         i = p;
@@ -699,17 +712,17 @@ static int heap_push(heap_t *h, ev_t e)
     return 0;
 }
 
-static ev_t heap_pop(heap_t *h)
+static hev_t heap_pop(heap_t *h)
 {
-    ev_t top = h->v[0], last = h->v[--h->n];
+    const hev_t top = h->v[0], last = h->v[--h->n];
     size_t i = 0;
     for (;;) {
         size_t c = 2 * i + 1;
         if (c >= h->n)
             break;
-        if (c + 1 < h->n && ev_less(&h->v[c + 1], &h->v[c]))
+        if (c + 1 < h->n && hev_less(&h->v[c + 1], &h->v[c]))
             c++;
-        if (!ev_less(&h->v[c], &last))
+        if (!hev_less(&h->v[c], &last))
             break;
         h->v[i] = h->v[c];
         i = c;
@@ -718,9 +731,6 @@ static ev_t heap_pop(heap_t *h)
         h->v[i] = last;
     return top;
 }
-
-/* Event kinds (ev_t.arrival) */
-enum { EV_DONE = 0, EV_ARRIVAL = 1, EV_FLOW = 2 /* g: a channel's message may be through */ };
 
 /*
  * The network: channels and links, bandwidth shared fairly.
@@ -733,7 +743,7 @@ enum { EV_DONE = 0, EV_ARRIVAL = 1, EV_FLOW = 2 /* g: a channel's message may be
  * receiver rack's downlink. Every link divides its bandwidth equally
  * among the flows on it; a flow gets the least of its links' shares.
  * When a flow starts or ends, the flows sharing a link with it get their
- * new rate and a new end time (older end events are dropped by version).
+ * new rate and a new end time.
  */
 typedef struct {
     uint32_t a, b;          /* sender, receiver */
@@ -742,7 +752,9 @@ typedef struct {
     uint8_t active, nl;
     uint32_t link[4];       /* the links of its path */
     uint32_t pos[4];        /* its index in each link's flow list */
+    uint32_t hpos;          /* its place in the flow heap; UINT32_MAX: not there */
     double rem, rate, tlast, lat;
+    double tend;            /* its event's time, when in the flow heap */
 } chan_t;
 
 typedef struct {
@@ -752,7 +764,8 @@ typedef struct {
 
 typedef struct {
     hs_sim_t *s;
-    heap_t h;
+    heap_t h;               /* EV_DONE and EV_ARRIVAL */
+    uint32_t *fh, nfh;      /* the flow heap: channels by (tend, id) */
     ev_t *fifo;
     size_t fhead, fn, fcap;
     double now;
@@ -787,37 +800,113 @@ static double max2(double a, double b)
     return a > b ? a : b;
 }
 
-static void push_v(run_t *r, double t, uint32_t g, uint32_t kind, uint32_t ver)
+static void fifo_push(run_t *r, double t, uint32_t g, uint32_t kind, uint32_t ver)
 {
-    ev_t e = {t, g, kind, ver};
-    if (t <= r->now) {
-        if (r->fn == r->fcap) {
-            if (r->fhead > 0) { /* slide the live part down */
-                memmove(r->fifo, r->fifo + r->fhead, (r->fn - r->fhead) * sizeof(ev_t));
-                r->fn -= r->fhead;
-                r->fhead = 0;
-            }
-            if (r->fn == r->fcap) {
-                size_t c = r->fcap ? 2 * r->fcap : 1024;
-                ev_t *v = realloc(r->fifo, c * sizeof(ev_t));
-                if (v == NULL) {
-                    r->oom = 1;
-                    return;
-                }
-                r->fifo = v;
-                r->fcap = c;
-            }
+    if (r->fn == r->fcap) {
+        if (r->fhead > 0) { /* slide the live part down */
+            memmove(r->fifo, r->fifo + r->fhead, (r->fn - r->fhead) * sizeof(ev_t));
+            r->fn -= r->fhead;
+            r->fhead = 0;
         }
-        r->fifo[r->fn++] = e;
-        return;
+        if (r->fn == r->fcap) {
+            size_t c = r->fcap ? 2 * r->fcap : 1024;
+            ev_t *v = realloc(r->fifo, c * sizeof(ev_t));
+            if (v == NULL) {
+                r->oom = 1;
+                return;
+            }
+            r->fifo = v;
+            r->fcap = c;
+        }
     }
-    if (heap_push(&r->h, e) != 0)
+    const ev_t e = {t, g, kind, ver};
+    r->fifo[r->fn++] = e;
+}
+
+/* A step's event (EV_DONE, EV_ARRIVAL) at time t. */
+static void push(run_t *r, double t, uint32_t g, uint32_t kind)
+{
+    if (t <= r->now)
+        fifo_push(r, t, g, kind, 0);
+    else if (heap_push(&r->h, t, (uint64_t)kind << 32 | g) != 0)
         r->oom = 1;
 }
 
-static void push(run_t *r, double t, uint32_t g, uint32_t kind)
+/* ---- the flow heap: channel ids ordered by (tend, id), positions in hpos ---- */
+
+static inline int fh_less(const run_t *r, uint32_t x, uint32_t y)
 {
-    push_v(r, t, g, kind, 0);
+    const double a = r->ch[x].tend, b = r->ch[y].tend;
+    return a < b || (a == b && x < y);
+}
+
+static void fh_set(run_t *r, uint32_t i, uint32_t id)
+{
+    r->fh[i] = id;
+    r->ch[id].hpos = i;
+}
+
+static void fh_up(run_t *r, uint32_t i)
+{
+    const uint32_t id = r->fh[i];
+    while (i > 0) {
+        const uint32_t p = (i - 1) / 2;
+        if (!fh_less(r, id, r->fh[p]))
+            break;
+        fh_set(r, i, r->fh[p]);
+        i = p;
+    }
+    fh_set(r, i, id);
+}
+
+static void fh_down(run_t *r, uint32_t i)
+{
+    const uint32_t id = r->fh[i];
+    for (;;) {
+        uint32_t c = 2 * i + 1;
+        if (c >= r->nfh)
+            break;
+        if (c + 1 < r->nfh && fh_less(r, r->fh[c + 1], r->fh[c]))
+            c++;
+        if (!fh_less(r, r->fh[c], id))
+            break;
+        fh_set(r, i, r->fh[c]);
+        i = c;
+    }
+    fh_set(r, i, id);
+}
+
+/* Take channel id out of the flow heap (if there). */
+static void fh_remove(run_t *r, uint32_t id)
+{
+    const uint32_t i = r->ch[id].hpos;
+    if (i == UINT32_MAX)
+        return;
+    r->ch[id].hpos = UINT32_MAX;
+    const uint32_t last = r->fh[--r->nfh];
+    if (last == id)
+        return;
+    fh_set(r, i, last);
+    fh_up(r, r->ch[last].hpos);
+    fh_down(r, r->ch[last].hpos);
+}
+
+/* Channel id's flow will be through at time t (its version now). */
+static void flow_due(run_t *r, uint32_t id, double t)
+{
+    chan_t *c = &r->ch[id];
+    if (t <= r->now) {
+        fh_remove(r, id);
+        fifo_push(r, t, id, EV_FLOW, c->ver);
+        return;
+    }
+    c->tend = t;
+    if (c->hpos == UINT32_MAX) {
+        c->hpos = r->nfh++;
+        r->fh[c->hpos] = id;
+    }
+    fh_up(r, c->hpos);
+    fh_down(r, c->hpos);
 }
 
 /* The channel a -> b (made on first use); UINT32_MAX when out of memory. */
@@ -861,6 +950,10 @@ static uint32_t channel(run_t *r, uint32_t a, uint32_t b)
         if (v == NULL)
             return UINT32_MAX;
         r->ch = v;
+        uint32_t *w = realloc(r->fh, c * sizeof(uint32_t));
+        if (w == NULL)
+            return UINT32_MAX;
+        r->fh = w;
         r->capch = c;
     }
     chan_t *c = &r->ch[r->nch];
@@ -868,6 +961,7 @@ static uint32_t channel(run_t *r, uint32_t a, uint32_t b)
     c->a = a;
     c->b = b;
     c->head = c->tail = UINT32_MAX;
+    c->hpos = UINT32_MAX;
     const hs_machine_t *m = &s->m;
     const uint32_t n = s->n, nn = s->nnodes, nr = s->nracks;
     if (s->node_of[a] == s->node_of[b]) {
@@ -921,7 +1015,7 @@ static void reshare(run_t *r, const chan_t *c, double t)
             o->tlast = t;
             o->rate = chan_rate(r, o);
             o->ver++;
-            push_v(r, t + o->rem / o->rate, id, EV_FLOW, o->ver);
+            flow_due(r, id, t + o->rem / o->rate);
         }
     }
 }
@@ -964,12 +1058,10 @@ static void flow_start(run_t *r, uint32_t id, double t)
     reshare(r, c, t);
 }
 
-/* Channel id's flow may be through at time t (version ver). */
-static void flow_event(run_t *r, uint32_t id, uint32_t ver, double t)
+/* Channel id's flow is through at time t. */
+static void flow_event(run_t *r, uint32_t id, double t)
 {
     chan_t *c = &r->ch[id];
-    if (!c->active || ver != c->ver)
-        return; /* a rate changed since */
     const uint32_t g = c->head;
     push(r, t, g, EV_DONE);
     push(r, t + c->lat, r->s->aux[g], EV_ARRIVAL);
@@ -1045,6 +1137,7 @@ static void run_free(run_t *r)
 {
     free(r->h.v);
     free(r->fifo);
+    free(r->fh);
     free(r->ch);
     free(r->hkey);
     free(r->hval);
@@ -1256,28 +1349,44 @@ int hs_replay(hs_sim_t *s, hs_build_fn build, void *bctx, hs_result_t *res, char
         if (s->pending[g] == 0)
             start(&r, (uint32_t)g, 0);
     uint64_t done = 0;
-    while ((r.h.n || r.fhead < r.fn) && !r.oom) {
-        ev_t e;
+    while ((r.h.n || r.nfh || r.fhead < r.fn) && !r.oom) {
+        uint32_t g, kind;
+        double t;
         if (r.fhead < r.fn) {
-            e = r.fifo[r.fhead++];
+            const ev_t *e = &r.fifo[r.fhead++];
+            if (e->kind == EV_FLOW && (!r.ch[e->g].active || e->ver != r.ch[e->g].ver))
+                continue; /* a rate changed since */
+            g = e->g;
+            kind = e->kind;
+            t = e->t;
         } else {
             r.fhead = r.fn = 0;
-            e = heap_pop(&r.h);
-            r.now = e.t;
+            if (r.nfh && (r.h.n == 0 || r.ch[r.fh[0]].tend < r.h.v[0].t)) {
+                g = r.fh[0];
+                kind = EV_FLOW;
+                t = r.ch[g].tend;
+                fh_remove(&r, g);
+            } else {
+                const hev_t e = heap_pop(&r.h);
+                g = (uint32_t)e.key;
+                kind = (uint32_t)(e.key >> 32);
+                t = e.t;
+            }
+            r.now = t;
         }
-        if (e.arrival == EV_ARRIVAL) {
-            input(&r, e.g, e.t);
+        if (kind == EV_ARRIVAL) {
+            input(&r, g, t);
             continue;
         }
-        if (e.arrival == EV_FLOW) {
-            flow_event(&r, e.g, e.ver, e.t);
+        if (kind == EV_FLOW) {
+            flow_event(&r, g, t);
             continue;
         }
         done++;
-        if (e.t > r.end)
-            r.end = e.t;
-        for (uint32_t k = s->succ_off[e.g]; k < s->succ_off[e.g + 1]; k++)
-            input(&r, s->succ[k], e.t);
+        if (t > r.end)
+            r.end = t;
+        for (uint32_t k = s->succ_off[g]; k < s->succ_off[g + 1]; k++)
+            input(&r, s->succ[k], t);
     }
     const int oom = r.oom;
     res->time = r.end;
