@@ -301,6 +301,19 @@ int hs_machine_args(int *argc, char **argv, hs_machine_t *m, const char **topo, 
 
 /* ------------------------------------------------------------ the simulator */
 
+/* One step of the flattened schedules: what the replay reads of it in one
+ * place (32 bytes). */
+typedef struct {
+    uint64_t bytes;
+    uint32_t succ;    /* its first dependent in succ[] (the next step's: past its last) */
+    uint32_t pending; /* inputs still missing: its dependencies, a RECV's message */
+    uint32_t peer;    /* SEND: its pair (hs_sim_t.pairs; the receiver until matched);
+                       * RECV: the sender; REDUCE, COPY: its own rank */
+    uint32_t aux;     /* SEND: its RECV (the tag until matched); RECV: the tag */
+    uint32_t qnext;   /* SEND, while queued: the next message of its channel */
+    uint8_t kind;
+} step_t;
+
 struct hs_sim {
     hs_machine_t m;
     hc_topo_t *topo;
@@ -313,13 +326,12 @@ struct hs_sim {
     uint32_t *node_of, *rack_of;
     /* the flattened schedules of one run (grown, kept between runs) */
     uint64_t cap;
-    uint8_t *kind;
-    uint32_t *peer, *aux, *dep_off, *succ_off, *pending;
-    uint64_t *bytes;
-    double *ready;
-    uint32_t *deps, *succ;
-    uint64_t deps_cap;
+    step_t *st;     /* [steps + 1] */
+    uint32_t *succ; /* the steps' dependents, in step order */
+    uint64_t succ_cap;
     uint32_t *base; /* [n + 1]: first step of each rank */
+    uint32_t *pairs; /* [2 npairs]: sender, receiver of the pairs messages go between */
+    uint32_t npairs, pairs_cap;
 };
 
 uint32_t hs_nranks(const hs_sim_t *s)
@@ -532,20 +544,13 @@ void hs_destroy(hs_sim_t *s)
     free(s->node_of);
     free(s->rack_of);
     free(s->base);
-    free(s->kind);
-    free(s->peer);
-    free(s->aux);
-    free(s->dep_off);
-    free(s->succ_off);
-    free(s->pending);
-    free(s->bytes);
-    free(s->ready);
-    free(s->deps);
+    free(s->st);
     free(s->succ);
+    free(s->pairs);
     free(s);
 }
 
-/* Room for `need` steps (+1 for the offset arrays). */
+/* Room for `need` steps (+1: the end of the last one's dependents). */
 static int grow_steps(hs_sim_t *s, uint64_t need)
 {
     if (need + 1 <= s->cap)
@@ -553,42 +558,26 @@ static int grow_steps(hs_sim_t *s, uint64_t need)
     uint64_t c = s->cap ? s->cap : 1024;
     while (c < need + 1)
         c *= 2;
-#define RE(p, t) \
-    do { \
-        void *q_ = realloc(p, c * sizeof(t)); \
-        if (q_ == NULL) \
-            return -1; \
-        p = q_; \
-    } while (0)
-    RE(s->kind, uint8_t);
-    RE(s->peer, uint32_t);
-    RE(s->aux, uint32_t);
-    RE(s->dep_off, uint32_t);
-    RE(s->succ_off, uint32_t);
-    RE(s->pending, uint32_t);
-    RE(s->bytes, uint64_t);
-    RE(s->ready, double);
-#undef RE
+    step_t *v = realloc(s->st, c * sizeof(step_t));
+    if (v == NULL)
+        return -1;
+    s->st = v;
     s->cap = c;
     return 0;
 }
 
-static int grow_deps(hs_sim_t *s, uint64_t need)
+static int grow_succ(hs_sim_t *s, uint64_t need)
 {
-    if (need <= s->deps_cap)
+    if (need <= s->succ_cap)
         return 0;
-    uint64_t c = s->deps_cap ? s->deps_cap : 4096;
+    uint64_t c = s->succ_cap ? s->succ_cap : 4096;
     while (c < need)
         c *= 2;
-    uint32_t *d = realloc(s->deps, c * sizeof(uint32_t));
-    if (d == NULL)
-        return -1;
-    s->deps = d;
     uint32_t *q = realloc(s->succ, c * sizeof(uint32_t));
     if (q == NULL)
         return -1;
     s->succ = q;
-    s->deps_cap = c;
+    s->succ_cap = c;
     return 0;
 }
 
@@ -771,29 +760,14 @@ typedef struct {
     double now;
     chan_t *ch;
     uint32_t nch, capch;
-    uint64_t *hkey;         /* channel hash: key a * n + b + 1 (0: empty) */
-    uint32_t *hval, hmask;
+    uint32_t *cid;          /* per pair (hs_sim_t.pairs): its channel; UINT32_MAX */
     link_t *lk;             /* port tx [n], port rx [n], NIC tx [nn], NIC rx [nn],
                              * uplink [nr], downlink [nr] */
     uint32_t nlk;
-    uint32_t *qnext;        /* per step */
     double *engine;
     double end;
     int oom;
 } run_t;
-
-static uint32_t rank_of(const hs_sim_t *s, uint32_t g)
-{
-    uint32_t lo = 0, hi = s->n; /* base[lo] <= g < base[hi] */
-    while (hi - lo > 1) {
-        uint32_t mid = (lo + hi) / 2;
-        if (s->base[mid] <= g)
-            lo = mid;
-        else
-            hi = mid;
-    }
-    return lo;
-}
 
 static double max2(double a, double b)
 {
@@ -909,13 +883,19 @@ static void flow_due(run_t *r, uint32_t id, double t)
     fh_down(r, c->hpos);
 }
 
-/* The channel a -> b (made on first use); UINT32_MAX when out of memory. */
-static uint32_t channel(run_t *r, uint32_t a, uint32_t b)
+/* The pairs (sender, receiver) that messages go between, numbered as
+ * the matching meets them: a hash of a * n + b + 1 (0: empty). */
+typedef struct {
+    uint64_t *key;
+    uint32_t *val, mask;
+} pairs_t;
+
+/* The pair a -> b (made on first use); UINT32_MAX when out of memory. */
+static uint32_t pair_of(hs_sim_t *s, pairs_t *h, uint32_t a, uint32_t b)
 {
-    hs_sim_t *s = r->s;
     const uint64_t key = (uint64_t)a * s->n + b + 1;
-    if (2 * (r->nch + 1) > r->hmask + 1) { /* grow the hash to keep it half empty */
-        const uint32_t nm = r->hmask ? 2 * (r->hmask + 1) - 1 : 1023;
+    if (2 * ((uint64_t)s->npairs + 1) > (uint64_t)h->mask + 1) { /* keep it half empty */
+        const uint32_t nm = h->mask ? 2 * (h->mask + 1) - 1 : 1023;
         uint64_t *nk = calloc((size_t)nm + 1, sizeof(uint64_t));
         uint32_t *nv = malloc(((size_t)nm + 1) * sizeof(uint32_t));
         if (nk == NULL || nv == NULL) {
@@ -923,27 +903,50 @@ static uint32_t channel(run_t *r, uint32_t a, uint32_t b)
             free(nv);
             return UINT32_MAX;
         }
-        for (uint32_t i = 0; r->hkey && i <= r->hmask; i++) {
-            if (r->hkey[i] == 0)
+        for (uint32_t i = 0; h->key && i <= h->mask; i++) {
+            if (h->key[i] == 0)
                 continue;
-            uint32_t j = (uint32_t)(r->hkey[i] * 0x9E3779B97F4A7C15ull >> 32) & nm;
+            uint32_t j = (uint32_t)(h->key[i] * 0x9E3779B97F4A7C15ull >> 32) & nm;
             while (nk[j])
                 j = (j + 1) & nm;
-            nk[j] = r->hkey[i];
-            nv[j] = r->hval[i];
+            nk[j] = h->key[i];
+            nv[j] = h->val[i];
         }
-        free(r->hkey);
-        free(r->hval);
-        r->hkey = nk;
-        r->hval = nv;
-        r->hmask = nm;
+        free(h->key);
+        free(h->val);
+        h->key = nk;
+        h->val = nv;
+        h->mask = nm;
     }
-    uint32_t j = (uint32_t)(key * 0x9E3779B97F4A7C15ull >> 32) & r->hmask;
-    while (r->hkey[j]) {
-        if (r->hkey[j] == key)
-            return r->hval[j];
-        j = (j + 1) & r->hmask;
+    uint32_t j = (uint32_t)(key * 0x9E3779B97F4A7C15ull >> 32) & h->mask;
+    while (h->key[j]) {
+        if (h->key[j] == key)
+            return h->val[j];
+        j = (j + 1) & h->mask;
     }
+    if (s->npairs == s->pairs_cap) {
+        uint32_t c = s->pairs_cap ? 2 * s->pairs_cap : 1024;
+        uint32_t *v = realloc(s->pairs, 2 * (size_t)c * sizeof(uint32_t));
+        if (v == NULL)
+            return UINT32_MAX;
+        s->pairs = v;
+        s->pairs_cap = c;
+    }
+    s->pairs[2 * s->npairs] = a;
+    s->pairs[2 * s->npairs + 1] = b;
+    h->key[j] = key;
+    h->val[j] = s->npairs;
+    return s->npairs++;
+}
+
+/* The channel of pair p (made on first use, numbered in that order);
+ * UINT32_MAX when out of memory. */
+static uint32_t channel(run_t *r, uint32_t p)
+{
+    if (r->cid[p] != UINT32_MAX)
+        return r->cid[p];
+    hs_sim_t *s = r->s;
+    const uint32_t a = s->pairs[2 * p], b = s->pairs[2 * p + 1];
     if (r->nch == r->capch) {
         uint32_t c = r->capch ? 2 * r->capch : 1024;
         chan_t *v = realloc(r->ch, c * sizeof(chan_t));
@@ -983,8 +986,7 @@ static uint32_t channel(run_t *r, uint32_t a, uint32_t b)
             }
         }
     }
-    r->hkey[j] = key;
-    r->hval[j] = r->nch;
+    r->cid[p] = r->nch;
     return r->nch++;
 }
 
@@ -1052,7 +1054,7 @@ static void flow_start(run_t *r, uint32_t id, double t)
         l->f[l->nf++] = id;
     }
     c->active = 1;
-    c->rem = (double)r->s->bytes[g];
+    c->rem = (double)r->s->st[g].bytes;
     c->rate = 0;
     c->tlast = t;
     reshare(r, c, t);
@@ -1064,7 +1066,7 @@ static void flow_event(run_t *r, uint32_t id, double t)
     chan_t *c = &r->ch[id];
     const uint32_t g = c->head;
     push(r, t, g, EV_DONE);
-    push(r, t + c->lat, r->s->aux[g], EV_ARRIVAL);
+    push(r, t + c->lat, r->s->st[g].aux, EV_ARRIVAL);
     for (uint32_t k = 0; k < c->nl; k++) { /* leave the links */
         link_t *l = &r->lk[c->link[k]];
         const uint32_t last = l->f[--l->nf];
@@ -1077,7 +1079,7 @@ static void flow_event(run_t *r, uint32_t id, double t)
         }
     }
     c->active = 0;
-    c->head = r->qnext[g];
+    c->head = r->s->st[g].qnext;
     if (c->head == UINT32_MAX)
         c->tail = UINT32_MAX;
     reshare(r, c, t);
@@ -1089,48 +1091,47 @@ static void flow_event(run_t *r, uint32_t id, double t)
 static void start(run_t *r, uint32_t g, double t)
 {
     hs_sim_t *s = r->s;
+    step_t *st = &s->st[g];
     const hs_machine_t *m = &s->m;
-    switch (s->kind[g]) {
+    switch (st->kind) {
     case HC_STEP_SEND: {
-        const uint32_t id = channel(r, rank_of(s, g), s->peer[g]);
+        const uint32_t id = channel(r, st->peer);
         if (id == UINT32_MAX) {
             r->oom = 1;
             return;
         }
         chan_t *c = &r->ch[id];
-        r->qnext[g] = UINT32_MAX;
+        st->qnext = UINT32_MAX;
         if (c->head == UINT32_MAX) {
             c->head = c->tail = g;
             flow_start(r, id, t);
         } else {
-            r->qnext[c->tail] = g;
+            s->st[c->tail].qnext = g;
             c->tail = g;
         }
         break;
     }
     case HC_STEP_REDUCE:
     case HC_STEP_COPY: {
-        const uint32_t a = rank_of(s, g);
-        const double bw = s->kind[g] == HC_STEP_REDUCE ? m->reduce_bw : m->copy_bw;
-        const double st = max2(t, r->engine[a]);
-        r->engine[a] = st + (double)s->bytes[g] / bw;
-        push(r, r->engine[a], g, 0);
+        const uint32_t a = st->peer;
+        const double bw = st->kind == HC_STEP_REDUCE ? m->reduce_bw : m->copy_bw;
+        const double start_t = max2(t, r->engine[a]);
+        r->engine[a] = start_t + (double)st->bytes / bw;
+        push(r, r->engine[a], g, EV_DONE);
         break;
     }
     default: /* RECV (its message is in), NOP */
-        push(r, t, g, 0);
+        push(r, t, g, EV_DONE);
         break;
     }
 }
 
-/* One of step g's inputs is there at time t. */
+/* One of step g's inputs is there at time t. The events run in time
+ * order, so its last input is its latest. */
 static void input(run_t *r, uint32_t g, double t)
 {
-    hs_sim_t *s = r->s;
-    if (t > s->ready[g])
-        s->ready[g] = t;
-    if (--s->pending[g] == 0)
-        start(r, g, s->ready[g]);
+    if (--r->s->st[g].pending == 0)
+        start(r, g, t);
 }
 
 static void run_free(run_t *r)
@@ -1139,12 +1140,10 @@ static void run_free(run_t *r)
     free(r->fifo);
     free(r->fh);
     free(r->ch);
-    free(r->hkey);
-    free(r->hval);
+    free(r->cid);
     for (uint32_t i = 0; r->lk && i < r->nlk; i++)
         free(r->lk[i].f);
     free(r->lk);
-    free(r->qnext);
     free(r->engine);
 }
 
@@ -1200,12 +1199,14 @@ int hs_replay(hs_sim_t *s, hs_build_fn build, void *bctx, hs_result_t *res, char
     int rc;
     memset(res, 0, sizeof(*res));
     const double t0 = now_s();
-    /* build and flatten every rank's schedule */
+    /* build and flatten every rank's schedule; a rank's dependents from
+     * its dependencies (cnt: per step of the rank, then fill cursors) */
     hc_sched_t sc;
     hc_sched_init(&sc, 4);
-    uint64_t ns = 0, nd = 0, nrecv = 0;
+    uint64_t ns = 0, nsucc = 0, nrecv = 0;
     rkey_t *rk = NULL;
     uint64_t rk_cap = 0;
+    uint32_t *cnt = NULL, cnt_cap = 0;
     uint32_t *rk_base = calloc(s->n + 1, sizeof(uint32_t));
     if (rk_base == NULL)
         goto oom;
@@ -1222,17 +1223,32 @@ int hs_replay(hs_sim_t *s, hs_build_fn build, void *bctx, hs_result_t *res, char
             goto fail;
         }
         if (ns + sc.nsteps > s->max_steps || ns + sc.nsteps >= UINT32_MAX ||
-            nd + sc.ndeps >= UINT32_MAX) {
+            nsucc + sc.ndeps >= UINT32_MAX) {
             snprintf(err, errlen, "%s on %u ranks needs more than %llu steps (--max-steps; "
-                     "about 55 bytes of memory each)", name, s->n,
-                     (unsigned long long)s->max_steps);
+                     "about %d bytes of memory each)", name, s->n,
+                     (unsigned long long)s->max_steps, HS_STEP_BYTES);
             rc = HCCL_E_MEMORY;
             goto fail;
         }
-        if (grow_steps(s, ns + sc.nsteps) != 0 || grow_deps(s, nd + sc.ndeps) != 0)
+        if (grow_steps(s, ns + sc.nsteps) != 0 || grow_succ(s, nsucc + sc.ndeps) != 0)
             goto oom;
+        if (sc.nsteps + 1 > cnt_cap) {
+            uint32_t c = cnt_cap ? cnt_cap : 1024;
+            while (c < sc.nsteps + 1)
+                c *= 2;
+            uint32_t *x = realloc(cnt, c * sizeof(uint32_t));
+            if (x == NULL)
+                goto oom;
+            cnt = x;
+            cnt_cap = c;
+        }
         s->base[q] = (uint32_t)ns;
         rk_base[q] = (uint32_t)nrecv;
+        memset(cnt, 0, (sc.nsteps + 1) * sizeof(uint32_t));
+        for (uint32_t k = 0; k < sc.ndeps; k++)
+            cnt[sc.deps[k] + 1]++;
+        for (uint32_t i = 0; i < sc.nsteps; i++)
+            cnt[i + 1] += cnt[i];
         for (uint32_t i = 0; i < sc.nsteps; i++) {
             const hc_step_t *st = &sc.steps[i];
             const uint64_t g = ns + i;
@@ -1244,11 +1260,14 @@ int hs_replay(hs_sim_t *s, hs_build_fn build, void *bctx, hs_result_t *res, char
                 rc = HCCL_E_NOT_SUPPORT;
                 goto fail;
             }
-            s->kind[g] = st->kind;
-            s->peer[g] = st->peer;
-            s->bytes[g] = st->bytes;
-            s->aux[g] = st->tag;
-            s->dep_off[g] = (uint32_t)(nd + st->dep_off);
+            step_t *d = &s->st[g];
+            d->kind = st->kind;
+            d->peer = st->kind == HC_STEP_REDUCE || st->kind == HC_STEP_COPY ? q : st->peer;
+            d->bytes = st->bytes;
+            d->aux = st->tag;
+            d->qnext = UINT32_MAX;
+            d->succ = (uint32_t)nsucc + cnt[i];
+            d->pending = st->ndeps + (st->kind == HC_STEP_RECV);
             if (st->kind == HC_STEP_RECV) {
                 if (nrecv == rk_cap) {
                     uint64_t c = rk_cap ? 2 * rk_cap : 4096;
@@ -1263,39 +1282,58 @@ int hs_replay(hs_sim_t *s, hs_build_fn build, void *bctx, hs_result_t *res, char
                 nrecv++;
             }
         }
-        for (uint32_t k = 0; k < sc.ndeps; k++)
-            s->deps[nd + k] = (uint32_t)ns + sc.deps[k];
+        /* step i joins the dependents of each of its dependencies */
+        for (uint32_t i = 0; i < sc.nsteps; i++) {
+            const hc_step_t *st = &sc.steps[i];
+            for (uint32_t k = st->dep_off; k < st->dep_off + st->ndeps; k++)
+                s->succ[nsucc + cnt[sc.deps[k]]++] = (uint32_t)(ns + i);
+        }
         ns += sc.nsteps;
-        nd += sc.ndeps;
+        nsucc += sc.ndeps;
     }
     s->base[s->n] = (uint32_t)ns;
     rk_base[s->n] = (uint32_t)nrecv;
-    s->dep_off[ns] = (uint32_t)nd;
+    s->st[ns].succ = (uint32_t)nsucc;
+    free(cnt);
+    cnt = NULL;
     hc_sched_free(&sc);
     hc_sched_init(&sc, 4);
     /* match each SEND with its RECV: (sender, receiver, tag) */
     for (uint32_t q = 0; q < s->n; q++)
         qsort(rk + rk_base[q], rk_base[q + 1] - rk_base[q], sizeof(rkey_t), rkey_cmp);
     uint64_t nsend = 0;
+    pairs_t ph = {0};
+    s->npairs = 0;
     for (uint32_t q = 0; q < s->n; q++)
         for (uint32_t g = s->base[q]; g < s->base[q + 1]; g++) {
-            if (s->kind[g] != HC_STEP_SEND)
+            step_t *d = &s->st[g];
+            if (d->kind != HC_STEP_SEND)
                 continue;
-            const uint32_t p = s->peer[g];
-            rkey_t key = {(uint64_t)q << 20 | s->aux[g], 0};
+            const uint32_t p = d->peer;
+            rkey_t key = {(uint64_t)q << 20 | d->aux, 0};
             rkey_t *hit = p < s->n ? bsearch(&key, rk + rk_base[p], rk_base[p + 1] - rk_base[p],
                                              sizeof(rkey_t), rkey_cmp)
                                    : NULL;
             if (hit == NULL || hit->g == UINT32_MAX) {
                 snprintf(err, errlen, "%s: rank %u sends to rank %u with tag %u, which no "
-                         "RECV of rank %u takes", name, q, p, s->aux[g], p);
+                         "RECV of rank %u takes", name, q, p, d->aux, p);
+                free(ph.key);
+                free(ph.val);
                 rc = HCCL_E_INTERNAL;
                 goto fail;
             }
-            s->aux[g] = hit->g;
+            d->aux = hit->g;
             hit->g = UINT32_MAX; /* taken */
+            d->peer = pair_of(s, &ph, q, p);
+            if (d->peer == UINT32_MAX) {
+                free(ph.key);
+                free(ph.val);
+                goto oom;
+            }
             nsend++;
         }
+    free(ph.key);
+    free(ph.val);
     if (nsend != nrecv) {
         snprintf(err, errlen, "%s: %llu RECV steps but %llu SEND steps", name,
                  (unsigned long long)nrecv, (unsigned long long)nsend);
@@ -1306,27 +1344,6 @@ int hs_replay(hs_sim_t *s, hs_build_fn build, void *bctx, hs_result_t *res, char
     rk = NULL;
     free(rk_base);
     rk_base = NULL;
-    /* dependents (CSR) and the counters */
-    memset(s->succ_off, 0, (ns + 1) * sizeof(uint32_t));
-    for (uint64_t k = 0; k < nd; k++)
-        s->succ_off[s->deps[k] + 1]++;
-    for (uint64_t g = 0; g < ns; g++)
-        s->succ_off[g + 1] += s->succ_off[g];
-    for (uint64_t g = 0; g < ns; g++) {
-        s->pending[g] = s->dep_off[g + 1] - s->dep_off[g] + (s->kind[g] == HC_STEP_RECV);
-        s->ready[g] = 0;
-    }
-    {
-        /* dependency d of step g: g joins d's dependents (cur: fill cursors) */
-        uint32_t *cur = malloc((ns + 1) * sizeof(uint32_t));
-        if (cur == NULL)
-            goto oom;
-        memcpy(cur, s->succ_off, (ns + 1) * sizeof(uint32_t));
-        for (uint64_t g = 0; g < ns; g++)
-            for (uint32_t k = s->dep_off[g]; k < s->dep_off[g + 1]; k++)
-                s->succ[cur[s->deps[k]]++] = (uint32_t)g;
-        free(cur);
-    }
     res->build_s = now_s() - t0;
     res->steps = ns;
     res->messages = nsend;
@@ -1336,17 +1353,18 @@ int hs_replay(hs_sim_t *s, hs_build_fn build, void *bctx, hs_result_t *res, char
     const uint32_t n = s->n, nn = s->nnodes, nr = s->nracks;
     r.nlk = 2 * n + 2 * nn + 2 * nr;
     r.lk = calloc(r.nlk, sizeof(link_t));
-    r.qnext = malloc((ns + 1) * sizeof(uint32_t));
     r.engine = calloc(n, sizeof(double));
-    if (!r.lk || !r.qnext || !r.engine) {
+    r.cid = malloc(((size_t)s->npairs + 1) * sizeof(uint32_t));
+    if (!r.lk || !r.engine || !r.cid) {
         run_free(&r);
         goto oom;
     }
+    memset(r.cid, 0xff, ((size_t)s->npairs + 1) * sizeof(uint32_t));
     for (uint32_t i = 0; i < r.nlk; i++)
         r.lk[i].cap = i < 2 * n ? s->m.intra.bw : i < 2 * n + 2 * nn ? s->m.nic.bw
                                                                    : s->m.uplink_bw;
     for (uint64_t g = 0; g < ns; g++)
-        if (s->pending[g] == 0)
+        if (s->st[g].pending == 0)
             start(&r, (uint32_t)g, 0);
     uint64_t done = 0;
     while ((r.h.n || r.nfh || r.fhead < r.fn) && !r.oom) {
@@ -1385,7 +1403,7 @@ int hs_replay(hs_sim_t *s, hs_build_fn build, void *bctx, hs_result_t *res, char
         done++;
         if (t > r.end)
             r.end = t;
-        for (uint32_t k = s->succ_off[g]; k < s->succ_off[g + 1]; k++)
+        for (uint32_t k = s->st[g].succ; k < s->st[g + 1].succ; k++)
             input(&r, s->succ[k], t);
     }
     const int oom = r.oom;
@@ -1406,6 +1424,7 @@ oom:
 fail:
     free(rk);
     free(rk_base);
+    free(cnt);
     hc_sched_free(&sc);
     return rc;
 }
