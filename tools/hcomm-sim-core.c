@@ -741,9 +741,8 @@ typedef struct {
     uint8_t active, nl;
     uint32_t link[4];       /* the links of its path */
     uint32_t pos[4];        /* its index in each link's flow list */
-    uint32_t hpos;          /* its place in the flow heap; UINT32_MAX: not there */
+    uint32_t hpos;          /* its event's place in the flow heap; UINT32_MAX: none */
     double rem, rate, tlast, lat;
-    double tend;            /* its event's time, when in the flow heap */
 } chan_t;
 
 typedef struct {
@@ -754,7 +753,8 @@ typedef struct {
 typedef struct {
     hs_sim_t *s;
     heap_t h;               /* EV_DONE and EV_ARRIVAL */
-    uint32_t *fh, nfh;      /* the flow heap: channels by (tend, id) */
+    hev_t *fh;              /* the flow heap: (time, channel) */
+    uint32_t nfh;
     ev_t *fifo;
     size_t fhead, fn, fcap;
     double now;
@@ -806,48 +806,47 @@ static void push(run_t *r, double t, uint32_t g, uint32_t kind)
         r->oom = 1;
 }
 
-/* ---- the flow heap: channel ids ordered by (tend, id), positions in hpos ---- */
+/* ---- the flow heap: channels by (time, id), their places in hpos ---- */
 
-static inline int fh_less(const run_t *r, uint32_t x, uint32_t y)
+static inline int fe_less(const hev_t *x, const hev_t *y)
 {
-    const double a = r->ch[x].tend, b = r->ch[y].tend;
-    return a < b || (a == b && x < y);
+    return x->t < y->t || (x->t == y->t && x->key < y->key);
 }
 
-static void fh_set(run_t *r, uint32_t i, uint32_t id)
+static inline void fh_set(run_t *r, uint32_t i, hev_t e)
 {
-    r->fh[i] = id;
-    r->ch[id].hpos = i;
+    r->fh[i] = e;
+    r->ch[e.key].hpos = i;
 }
 
 static void fh_up(run_t *r, uint32_t i)
 {
-    const uint32_t id = r->fh[i];
+    const hev_t e = r->fh[i];
     while (i > 0) {
         const uint32_t p = (i - 1) / 2;
-        if (!fh_less(r, id, r->fh[p]))
+        if (!fe_less(&e, &r->fh[p]))
             break;
         fh_set(r, i, r->fh[p]);
         i = p;
     }
-    fh_set(r, i, id);
+    fh_set(r, i, e);
 }
 
 static void fh_down(run_t *r, uint32_t i)
 {
-    const uint32_t id = r->fh[i];
+    const hev_t e = r->fh[i];
     for (;;) {
         uint32_t c = 2 * i + 1;
         if (c >= r->nfh)
             break;
-        if (c + 1 < r->nfh && fh_less(r, r->fh[c + 1], r->fh[c]))
+        if (c + 1 < r->nfh && fe_less(&r->fh[c + 1], &r->fh[c]))
             c++;
-        if (!fh_less(r, r->fh[c], id))
+        if (!fe_less(&r->fh[c], &e))
             break;
         fh_set(r, i, r->fh[c]);
         i = c;
     }
-    fh_set(r, i, id);
+    fh_set(r, i, e);
 }
 
 /* Take channel id out of the flow heap (if there). */
@@ -857,12 +856,12 @@ static void fh_remove(run_t *r, uint32_t id)
     if (i == UINT32_MAX)
         return;
     r->ch[id].hpos = UINT32_MAX;
-    const uint32_t last = r->fh[--r->nfh];
-    if (last == id)
+    const hev_t last = r->fh[--r->nfh];
+    if (last.key == id)
         return;
     fh_set(r, i, last);
-    fh_up(r, r->ch[last].hpos);
-    fh_down(r, r->ch[last].hpos);
+    fh_up(r, i);
+    fh_down(r, r->ch[last.key].hpos);
 }
 
 /* Channel id's flow will be through at time t (its version now). */
@@ -874,12 +873,12 @@ static void flow_due(run_t *r, uint32_t id, double t)
         fifo_push(r, t, id, EV_FLOW, c->ver);
         return;
     }
-    c->tend = t;
-    if (c->hpos == UINT32_MAX) {
+    if (c->hpos == UINT32_MAX)
         c->hpos = r->nfh++;
-        r->fh[c->hpos] = id;
-    }
-    fh_up(r, c->hpos);
+    const uint32_t i = c->hpos;
+    const hev_t e = {t, id};
+    r->fh[i] = e;
+    fh_up(r, i);
     fh_down(r, c->hpos);
 }
 
@@ -953,7 +952,7 @@ static uint32_t channel(run_t *r, uint32_t p)
         if (v == NULL)
             return UINT32_MAX;
         r->ch = v;
-        uint32_t *w = realloc(r->fh, c * sizeof(uint32_t));
+        hev_t *w = realloc(r->fh, c * sizeof(hev_t));
         if (w == NULL)
             return UINT32_MAX;
         r->fh = w;
@@ -1379,16 +1378,18 @@ int hs_replay(hs_sim_t *s, hs_build_fn build, void *bctx, hs_result_t *res, char
             t = e->t;
         } else {
             r.fhead = r.fn = 0;
-            if (r.nfh && (r.h.n == 0 || r.ch[r.fh[0]].tend < r.h.v[0].t)) {
-                g = r.fh[0];
+            if (r.nfh && (r.h.n == 0 || r.fh[0].t < r.h.v[0].t)) {
+                g = (uint32_t)r.fh[0].key;
                 kind = EV_FLOW;
-                t = r.ch[g].tend;
+                t = r.fh[0].t;
                 fh_remove(&r, g);
             } else {
                 const hev_t e = heap_pop(&r.h);
                 g = (uint32_t)e.key;
                 kind = (uint32_t)(e.key >> 32);
                 t = e.t;
+                if (r.h.n) /* the next step's record, while this one runs */
+                    __builtin_prefetch(&s->st[(uint32_t)r.h.v[0].key]);
             }
             r.now = t;
         }
