@@ -4,10 +4,11 @@
  *
  * One run: the algorithm and chunk size come from the library's own
  * selection table (src/comm/tune.h), forced or not; every rank's schedule from
- * the algorithm's builder; then the schedules are flattened into arrays
- * (kind, peer, bytes, dependents), each SEND matched with its RECV by
- * (sender, receiver, tag), and replayed in time order from a heap of
- * completion and arrival events.
+ * the algorithm's builder, flattened as it is built into one 32-byte record
+ * a step (kind, bytes, its dependents, its missing inputs) and a list of
+ * dependents; each SEND matched with its RECV by (sender, receiver, tag);
+ * then replayed in time order from a heap of completion and arrival events
+ * and a heap of the flowing channels' ends.
  */
 #include "tools/hcomm-sim.h"
 

@@ -93,7 +93,7 @@ typedef struct {
 
 /* Most steps (all ranks) hs_run accepts, and the memory a step takes
  * (about: its record, its dependents, a RECV's matching key). */
-#define HS_MAX_STEPS_DEFAULT 60000000ull
+#define HS_MAX_STEPS_DEFAULT 100000000ull
 #define HS_STEP_BYTES 40
 void hs_set_max_steps(hs_sim_t *s, uint64_t max);
 
