@@ -4,10 +4,11 @@
  *
  * One run: the algorithm and chunk size come from the library's own
  * selection table (src/comm/tune.h), forced or not; every rank's schedule from
- * the algorithm's builder; then the schedules are flattened into arrays
- * (kind, peer, bytes, dependents), each SEND matched with its RECV by
- * (sender, receiver, tag), and replayed in time order from a heap of
- * completion and arrival events.
+ * the algorithm's builder, flattened as it is built into one 32-byte record
+ * a step (kind, bytes, its dependents, its missing inputs) and a list of
+ * dependents; each SEND matched with its RECV by (sender, receiver, tag);
+ * then replayed in time order from a heap of completion and arrival events
+ * and a heap of the flowing channels' ends.
  */
 #include "tools/hcomm-sim.h"
 
@@ -305,6 +306,19 @@ int hs_machine_args(int *argc, char **argv, hs_machine_t *m, const char **topo, 
 
 /* ------------------------------------------------------------ the simulator */
 
+/* One step of the flattened schedules: what the replay reads of it in one
+ * place (32 bytes). */
+typedef struct {
+    uint64_t bytes;
+    uint32_t succ;    /* its first dependent in succ[] (the next step's: past its last) */
+    uint32_t pending; /* inputs still missing: its dependencies, a RECV's message */
+    uint32_t peer;    /* SEND: its pair (hs_sim_t.pairs; the receiver until matched);
+                       * RECV: the sender; REDUCE, COPY: its own rank */
+    uint32_t aux;     /* SEND: its RECV (the tag until matched); RECV: the tag */
+    uint32_t qnext;   /* SEND, while queued: the next message of its channel */
+    uint8_t kind;
+} step_t;
+
 struct hs_sim {
     hs_machine_t m;
     hc_topo_t *topo;
@@ -317,13 +331,12 @@ struct hs_sim {
     uint32_t *node_of, *rack_of;
     /* the flattened schedules of one run (grown, kept between runs) */
     uint64_t cap;
-    uint8_t *kind;
-    uint32_t *peer, *aux, *dep_off, *succ_off, *pending;
-    uint64_t *bytes;
-    double *ready;
-    uint32_t *deps, *succ;
-    uint64_t deps_cap;
+    step_t *st;     /* [steps + 1] */
+    uint32_t *succ; /* the steps' dependents, in step order */
+    uint64_t succ_cap;
     uint32_t *base; /* [n + 1]: first step of each rank */
+    uint32_t *pairs; /* [2 npairs]: sender, receiver of the pairs messages go between */
+    uint32_t npairs, pairs_cap;
 };
 
 uint32_t hs_nranks(const hs_sim_t *s)
@@ -536,20 +549,13 @@ void hs_destroy(hs_sim_t *s)
     free(s->node_of);
     free(s->rack_of);
     free(s->base);
-    free(s->kind);
-    free(s->peer);
-    free(s->aux);
-    free(s->dep_off);
-    free(s->succ_off);
-    free(s->pending);
-    free(s->bytes);
-    free(s->ready);
-    free(s->deps);
+    free(s->st);
     free(s->succ);
+    free(s->pairs);
     free(s);
 }
 
-/* Room for `need` steps (+1 for the offset arrays). */
+/* Room for `need` steps (+1: the end of the last one's dependents). */
 static int grow_steps(hs_sim_t *s, uint64_t need)
 {
     if (need + 1 <= s->cap)
@@ -557,42 +563,26 @@ static int grow_steps(hs_sim_t *s, uint64_t need)
     uint64_t c = s->cap ? s->cap : 1024;
     while (c < need + 1)
         c *= 2;
-#define RE(p, t) \
-    do { \
-        void *q_ = realloc(p, c * sizeof(t)); \
-        if (q_ == NULL) \
-            return -1; \
-        p = q_; \
-    } while (0)
-    RE(s->kind, uint8_t);
-    RE(s->peer, uint32_t);
-    RE(s->aux, uint32_t);
-    RE(s->dep_off, uint32_t);
-    RE(s->succ_off, uint32_t);
-    RE(s->pending, uint32_t);
-    RE(s->bytes, uint64_t);
-    RE(s->ready, double);
-#undef RE
+    step_t *v = realloc(s->st, c * sizeof(step_t));
+    if (v == NULL)
+        return -1;
+    s->st = v;
     s->cap = c;
     return 0;
 }
 
-static int grow_deps(hs_sim_t *s, uint64_t need)
+static int grow_succ(hs_sim_t *s, uint64_t need)
 {
-    if (need <= s->deps_cap)
+    if (need <= s->succ_cap)
         return 0;
-    uint64_t c = s->deps_cap ? s->deps_cap : 4096;
+    uint64_t c = s->succ_cap ? s->succ_cap : 4096;
     while (c < need)
         c *= 2;
-    uint32_t *d = realloc(s->deps, c * sizeof(uint32_t));
-    if (d == NULL)
-        return -1;
-    s->deps = d;
     uint32_t *q = realloc(s->succ, c * sizeof(uint32_t));
     if (q == NULL)
         return -1;
     s->succ = q;
-    s->deps_cap = c;
+    s->succ_cap = c;
     return 0;
 }
 
@@ -656,45 +646,58 @@ static int select_algo(hs_sim_t *s, const hc_topo_view_t *v, hc_coll_args_t *a, 
     return HCCL_SUCCESS;
 }
 
-/* ---- events ---- */
+/* ---- events ----
+ *
+ * An event is (time, kind, g): a step done (EV_DONE, g the step), a
+ * message arrived (EV_ARRIVAL, g its RECV), a flow through (EV_FLOW, g its
+ * channel). They run in that order (time, then kind, then g), except
+ * that one due at the current time goes to a queue behind the others of
+ * that time (the fifo) instead. Steps' events wait in a binary heap;
+ * each flowing channel has at most one event in a second heap, moved
+ * when its rate changes (an event of the fifo that a later one of its
+ * channel replaced is dropped by version).
+ */
+
+/* Event kinds (ev_t.kind) */
+enum { EV_DONE = 0, EV_ARRIVAL = 1, EV_FLOW = 2 };
 
 typedef struct {
     double t;
     uint32_t g;
-    uint32_t arrival; /* the event's kind (EV_*) */
-    uint32_t ver;     /* EV_FLOW: the channel's version it was computed for */
+    uint32_t kind;
+    uint32_t ver; /* EV_FLOW: the channel's version it was computed for */
 } ev_t;
 
 typedef struct {
-    ev_t *v;
+    double t;
+    uint64_t key; /* kind << 32 | g */
+} hev_t;
+
+typedef struct {
+    hev_t *v;
     size_t n, cap;
 } heap_t;
 
-static int ev_less(const ev_t *a, const ev_t *b)
+static inline int hev_less(const hev_t *a, const hev_t *b)
 {
-    if (a->t != b->t)
-        return a->t < b->t;
-    if (a->arrival != b->arrival)
-        return a->arrival < b->arrival;
-    if (a->g != b->g)
-        return a->g < b->g;
-    return a->ver < b->ver;
+    return a->t < b->t || (a->t == b->t && a->key < b->key);
 }
 
-static int heap_push(heap_t *h, ev_t e)
+static int heap_push(heap_t *h, double t, uint64_t key)
 {
     if (h->n == h->cap) {
         size_t c = h->cap ? 2 * h->cap : 1024;
-        ev_t *v = realloc(h->v, c * sizeof(ev_t));
+        hev_t *v = realloc(h->v, c * sizeof(hev_t));
         if (v == NULL)
             return -1;
         h->v = v;
         h->cap = c;
     }
+    const hev_t e = {t, key};
     size_t i = h->n++;
     while (i > 0) {
         size_t p = (i - 1) / 2;
-        if (!ev_less(&e, &h->v[p]))
+        if (!hev_less(&e, &h->v[p]))
             break;
         h->v[i] = h->v[p];
         i = p;
@@ -703,17 +706,17 @@ static int heap_push(heap_t *h, ev_t e)
     return 0;
 }
 
-static ev_t heap_pop(heap_t *h)
+static hev_t heap_pop(heap_t *h)
 {
-    ev_t top = h->v[0], last = h->v[--h->n];
+    const hev_t top = h->v[0], last = h->v[--h->n];
     size_t i = 0;
     for (;;) {
         size_t c = 2 * i + 1;
         if (c >= h->n)
             break;
-        if (c + 1 < h->n && ev_less(&h->v[c + 1], &h->v[c]))
+        if (c + 1 < h->n && hev_less(&h->v[c + 1], &h->v[c]))
             c++;
-        if (!ev_less(&h->v[c], &last))
+        if (!hev_less(&h->v[c], &last))
             break;
         h->v[i] = h->v[c];
         i = c;
@@ -722,9 +725,6 @@ static ev_t heap_pop(heap_t *h)
         h->v[i] = last;
     return top;
 }
-
-/* Event kinds (ev_t.arrival) */
-enum { EV_DONE = 0, EV_ARRIVAL = 1, EV_FLOW = 2 /* g: a channel's message may be through */ };
 
 /*
  * The network: channels and links, bandwidth shared fairly.
@@ -737,7 +737,7 @@ enum { EV_DONE = 0, EV_ARRIVAL = 1, EV_FLOW = 2 /* g: a channel's message may be
  * receiver rack's downlink. Every link divides its bandwidth equally
  * among the flows on it; a flow gets the least of its links' shares.
  * When a flow starts or ends, the flows sharing a link with it get their
- * new rate and a new end time (older end events are dropped by version).
+ * new rate and a new end time.
  */
 typedef struct {
     uint32_t a, b;          /* sender, receiver */
@@ -746,6 +746,7 @@ typedef struct {
     uint8_t active, nl;
     uint32_t link[5];       /* the links of its path */
     uint32_t pos[5];        /* its index in each link's flow list */
+    uint32_t hpos;          /* its event's place in the flow heap; UINT32_MAX: none */
     double rem, rate, tlast, lat;
     double cpu;             /* seconds of the CPU link a byte of its message needs */
 } chan_t;
@@ -757,81 +758,149 @@ typedef struct {
 
 typedef struct {
     hs_sim_t *s;
-    heap_t h;
+    heap_t h;               /* EV_DONE and EV_ARRIVAL */
+    hev_t *fh;              /* the flow heap: (time, channel) */
+    uint32_t nfh;
     ev_t *fifo;
     size_t fhead, fn, fcap;
     double now;
     chan_t *ch;
     uint32_t nch, capch;
-    uint64_t *hkey;         /* channel hash: key a * n + b + 1 (0: empty) */
-    uint32_t *hval, hmask;
+    uint32_t *cid;          /* per pair (hs_sim_t.pairs): its channel; UINT32_MAX */
     link_t *lk;             /* port tx [n], port rx [n], NIC tx [nn], NIC rx [nn],
                              * uplink [nr], downlink [nr], the CPU link [1] */
     uint32_t nlk, cpu;      /* cpu: the CPU link's index (UINT32_MAX: none) */
-    uint32_t *qnext;        /* per step */
     double *engine;
     double end;
     int oom;
 } run_t;
-
-static uint32_t rank_of(const hs_sim_t *s, uint32_t g)
-{
-    uint32_t lo = 0, hi = s->n; /* base[lo] <= g < base[hi] */
-    while (hi - lo > 1) {
-        uint32_t mid = (lo + hi) / 2;
-        if (s->base[mid] <= g)
-            lo = mid;
-        else
-            hi = mid;
-    }
-    return lo;
-}
 
 static double max2(double a, double b)
 {
     return a > b ? a : b;
 }
 
-static void push_v(run_t *r, double t, uint32_t g, uint32_t kind, uint32_t ver)
+static void fifo_push(run_t *r, double t, uint32_t g, uint32_t kind, uint32_t ver)
 {
-    ev_t e = {t, g, kind, ver};
-    if (t <= r->now) {
-        if (r->fn == r->fcap) {
-            if (r->fhead > 0) { /* slide the live part down */
-                memmove(r->fifo, r->fifo + r->fhead, (r->fn - r->fhead) * sizeof(ev_t));
-                r->fn -= r->fhead;
-                r->fhead = 0;
-            }
-            if (r->fn == r->fcap) {
-                size_t c = r->fcap ? 2 * r->fcap : 1024;
-                ev_t *v = realloc(r->fifo, c * sizeof(ev_t));
-                if (v == NULL) {
-                    r->oom = 1;
-                    return;
-                }
-                r->fifo = v;
-                r->fcap = c;
-            }
+    if (r->fn == r->fcap) {
+        if (r->fhead > 0) { /* slide the live part down */
+            memmove(r->fifo, r->fifo + r->fhead, (r->fn - r->fhead) * sizeof(ev_t));
+            r->fn -= r->fhead;
+            r->fhead = 0;
         }
-        r->fifo[r->fn++] = e;
-        return;
+        if (r->fn == r->fcap) {
+            size_t c = r->fcap ? 2 * r->fcap : 1024;
+            ev_t *v = realloc(r->fifo, c * sizeof(ev_t));
+            if (v == NULL) {
+                r->oom = 1;
+                return;
+            }
+            r->fifo = v;
+            r->fcap = c;
+        }
     }
-    if (heap_push(&r->h, e) != 0)
+    const ev_t e = {t, g, kind, ver};
+    r->fifo[r->fn++] = e;
+}
+
+/* A step's event (EV_DONE, EV_ARRIVAL) at time t. */
+static void push(run_t *r, double t, uint32_t g, uint32_t kind)
+{
+    if (t <= r->now)
+        fifo_push(r, t, g, kind, 0);
+    else if (heap_push(&r->h, t, (uint64_t)kind << 32 | g) != 0)
         r->oom = 1;
 }
 
-static void push(run_t *r, double t, uint32_t g, uint32_t kind)
+/* ---- the flow heap: channels by (time, id), their places in hpos ---- */
+
+static inline int fe_less(const hev_t *x, const hev_t *y)
 {
-    push_v(r, t, g, kind, 0);
+    return x->t < y->t || (x->t == y->t && x->key < y->key);
 }
 
-/* The channel a -> b (made on first use); UINT32_MAX when out of memory. */
-static uint32_t channel(run_t *r, uint32_t a, uint32_t b)
+static inline void fh_set(run_t *r, uint32_t i, hev_t e)
 {
-    hs_sim_t *s = r->s;
+    r->fh[i] = e;
+    r->ch[e.key].hpos = i;
+}
+
+static void fh_up(run_t *r, uint32_t i)
+{
+    const hev_t e = r->fh[i];
+    while (i > 0) {
+        const uint32_t p = (i - 1) / 2;
+        if (!fe_less(&e, &r->fh[p]))
+            break;
+        fh_set(r, i, r->fh[p]);
+        i = p;
+    }
+    fh_set(r, i, e);
+}
+
+static void fh_down(run_t *r, uint32_t i)
+{
+    const hev_t e = r->fh[i];
+    for (;;) {
+        uint32_t c = 2 * i + 1;
+        if (c >= r->nfh)
+            break;
+        if (c + 1 < r->nfh && fe_less(&r->fh[c + 1], &r->fh[c]))
+            c++;
+        if (!fe_less(&r->fh[c], &e))
+            break;
+        fh_set(r, i, r->fh[c]);
+        i = c;
+    }
+    fh_set(r, i, e);
+}
+
+/* Take channel id out of the flow heap (if there). */
+static void fh_remove(run_t *r, uint32_t id)
+{
+    const uint32_t i = r->ch[id].hpos;
+    if (i == UINT32_MAX)
+        return;
+    r->ch[id].hpos = UINT32_MAX;
+    const hev_t last = r->fh[--r->nfh];
+    if (last.key == id)
+        return;
+    fh_set(r, i, last);
+    fh_up(r, i);
+    fh_down(r, r->ch[last.key].hpos);
+}
+
+/* Channel id's flow will be through at time t (its version now). */
+static void flow_due(run_t *r, uint32_t id, double t)
+{
+    chan_t *c = &r->ch[id];
+    if (t <= r->now) {
+        fh_remove(r, id);
+        fifo_push(r, t, id, EV_FLOW, c->ver);
+        return;
+    }
+    if (c->hpos == UINT32_MAX)
+        c->hpos = r->nfh++;
+    const uint32_t i = c->hpos;
+    const hev_t e = {t, id};
+    r->fh[i] = e;
+    fh_up(r, i);
+    fh_down(r, c->hpos);
+}
+
+/* The pairs (sender, receiver) that messages go between, numbered as
+ * the matching meets them: a hash of a * n + b + 1 (0: empty). */
+typedef struct {
+    uint64_t *key;
+    uint32_t *val, mask;
+} pairs_t;
+
+/* The pair a -> b (made on first use); UINT32_MAX when out of memory. */
+static uint32_t pair_of(hs_sim_t *s, pairs_t *h, uint32_t a, uint32_t b)
+{
     const uint64_t key = (uint64_t)a * s->n + b + 1;
-    if (2 * (r->nch + 1) > r->hmask + 1) { /* grow the hash to keep it half empty */
-        const uint32_t nm = r->hmask ? 2 * (r->hmask + 1) - 1 : 1023;
+    if (2 * ((uint64_t)s->npairs + 1) > (uint64_t)h->mask + 1) { /* keep it half empty */
+        const uint32_t nm = h->mask ? 2 * (h->mask + 1) - 1 : 1023;
         uint64_t *nk = calloc((size_t)nm + 1, sizeof(uint64_t));
         uint32_t *nv = malloc(((size_t)nm + 1) * sizeof(uint32_t));
         if (nk == NULL || nv == NULL) {
@@ -839,33 +908,60 @@ static uint32_t channel(run_t *r, uint32_t a, uint32_t b)
             free(nv);
             return UINT32_MAX;
         }
-        for (uint32_t i = 0; r->hkey && i <= r->hmask; i++) {
-            if (r->hkey[i] == 0)
+        for (uint32_t i = 0; h->key && i <= h->mask; i++) {
+            if (h->key[i] == 0)
                 continue;
-            uint32_t j = (uint32_t)(r->hkey[i] * 0x9E3779B97F4A7C15ull >> 32) & nm;
+            uint32_t j = (uint32_t)(h->key[i] * 0x9E3779B97F4A7C15ull >> 32) & nm;
             while (nk[j])
                 j = (j + 1) & nm;
-            nk[j] = r->hkey[i];
-            nv[j] = r->hval[i];
+            nk[j] = h->key[i];
+            nv[j] = h->val[i];
         }
-        free(r->hkey);
-        free(r->hval);
-        r->hkey = nk;
-        r->hval = nv;
-        r->hmask = nm;
+        free(h->key);
+        free(h->val);
+        h->key = nk;
+        h->val = nv;
+        h->mask = nm;
     }
-    uint32_t j = (uint32_t)(key * 0x9E3779B97F4A7C15ull >> 32) & r->hmask;
-    while (r->hkey[j]) {
-        if (r->hkey[j] == key)
-            return r->hval[j];
-        j = (j + 1) & r->hmask;
+    uint32_t j = (uint32_t)(key * 0x9E3779B97F4A7C15ull >> 32) & h->mask;
+    while (h->key[j]) {
+        if (h->key[j] == key)
+            return h->val[j];
+        j = (j + 1) & h->mask;
     }
+    if (s->npairs == s->pairs_cap) {
+        uint32_t c = s->pairs_cap ? 2 * s->pairs_cap : 1024;
+        uint32_t *v = realloc(s->pairs, 2 * (size_t)c * sizeof(uint32_t));
+        if (v == NULL)
+            return UINT32_MAX;
+        s->pairs = v;
+        s->pairs_cap = c;
+    }
+    s->pairs[2 * s->npairs] = a;
+    s->pairs[2 * s->npairs + 1] = b;
+    h->key[j] = key;
+    h->val[j] = s->npairs;
+    return s->npairs++;
+}
+
+/* The channel of pair p (made on first use, numbered in that order);
+ * UINT32_MAX when out of memory. */
+static uint32_t channel(run_t *r, uint32_t p)
+{
+    if (r->cid[p] != UINT32_MAX)
+        return r->cid[p];
+    hs_sim_t *s = r->s;
+    const uint32_t a = s->pairs[2 * p], b = s->pairs[2 * p + 1];
     if (r->nch == r->capch) {
         uint32_t c = r->capch ? 2 * r->capch : 1024;
         chan_t *v = realloc(r->ch, c * sizeof(chan_t));
         if (v == NULL)
             return UINT32_MAX;
         r->ch = v;
+        hev_t *w = realloc(r->fh, c * sizeof(hev_t));
+        if (w == NULL)
+            return UINT32_MAX;
+        r->fh = w;
         r->capch = c;
     }
     chan_t *c = &r->ch[r->nch];
@@ -873,6 +969,7 @@ static uint32_t channel(run_t *r, uint32_t a, uint32_t b)
     c->a = a;
     c->b = b;
     c->head = c->tail = UINT32_MAX;
+    c->hpos = UINT32_MAX;
     const hs_machine_t *m = &s->m;
     const uint32_t n = s->n, nn = s->nnodes, nr = s->nracks;
     if (s->node_of[a] == s->node_of[b]) {
@@ -896,8 +993,7 @@ static uint32_t channel(run_t *r, uint32_t a, uint32_t b)
         if (r->cpu != UINT32_MAX)
             c->link[c->nl++] = r->cpu;
     }
-    r->hkey[j] = key;
-    r->hval[j] = r->nch;
+    r->cid[p] = r->nch;
     return r->nch++;
 }
 
@@ -928,7 +1024,7 @@ static void reshare(run_t *r, const chan_t *c, double t)
             o->tlast = t;
             o->rate = chan_rate(r, o);
             o->ver++;
-            push_v(r, t + o->rem / o->rate, id, EV_FLOW, o->ver);
+            flow_due(r, id, t + o->rem / o->rate);
         }
     }
 }
@@ -965,7 +1061,7 @@ static void flow_start(run_t *r, uint32_t id, double t)
         l->f[l->nf++] = id;
     }
     c->active = 1;
-    c->rem = (double)r->s->bytes[g];
+    c->rem = (double)r->s->st[g].bytes;
     if (r->cpu != UINT32_MAX) { /* the message's CPU time spread over its bytes */
         if (c->rem < 1)
             c->rem = 1; /* an empty message costs a byte's */
@@ -976,15 +1072,13 @@ static void flow_start(run_t *r, uint32_t id, double t)
     reshare(r, c, t);
 }
 
-/* Channel id's flow may be through at time t (version ver). */
-static void flow_event(run_t *r, uint32_t id, uint32_t ver, double t)
+/* Channel id's flow is through at time t. */
+static void flow_event(run_t *r, uint32_t id, double t)
 {
     chan_t *c = &r->ch[id];
-    if (!c->active || ver != c->ver)
-        return; /* a rate changed since */
     const uint32_t g = c->head;
     push(r, t, g, EV_DONE);
-    push(r, t + c->lat, r->s->aux[g], EV_ARRIVAL);
+    push(r, t + c->lat, r->s->st[g].aux, EV_ARRIVAL);
     for (uint32_t k = 0; k < c->nl; k++) { /* leave the links */
         link_t *l = &r->lk[c->link[k]];
         const uint32_t last = l->f[--l->nf];
@@ -997,7 +1091,7 @@ static void flow_event(run_t *r, uint32_t id, uint32_t ver, double t)
         }
     }
     c->active = 0;
-    c->head = r->qnext[g];
+    c->head = r->s->st[g].qnext;
     if (c->head == UINT32_MAX)
         c->tail = UINT32_MAX;
     reshare(r, c, t);
@@ -1009,61 +1103,59 @@ static void flow_event(run_t *r, uint32_t id, uint32_t ver, double t)
 static void start(run_t *r, uint32_t g, double t)
 {
     hs_sim_t *s = r->s;
+    step_t *st = &s->st[g];
     const hs_machine_t *m = &s->m;
-    switch (s->kind[g]) {
+    switch (st->kind) {
     case HC_STEP_SEND: {
-        const uint32_t id = channel(r, rank_of(s, g), s->peer[g]);
+        const uint32_t id = channel(r, st->peer);
         if (id == UINT32_MAX) {
             r->oom = 1;
             return;
         }
         chan_t *c = &r->ch[id];
-        r->qnext[g] = UINT32_MAX;
+        st->qnext = UINT32_MAX;
         if (c->head == UINT32_MAX) {
             c->head = c->tail = g;
             flow_start(r, id, t);
         } else {
-            r->qnext[c->tail] = g;
+            s->st[c->tail].qnext = g;
             c->tail = g;
         }
         break;
     }
     case HC_STEP_REDUCE:
     case HC_STEP_COPY: {
-        const uint32_t a = rank_of(s, g);
-        const double bw = s->kind[g] == HC_STEP_REDUCE ? m->reduce_bw : m->copy_bw;
-        const double st = max2(t, r->engine[a]);
-        r->engine[a] = st + (double)s->bytes[g] / bw;
-        push(r, r->engine[a], g, 0);
+        const uint32_t a = st->peer;
+        const double bw = st->kind == HC_STEP_REDUCE ? m->reduce_bw : m->copy_bw;
+        const double start_t = max2(t, r->engine[a]);
+        r->engine[a] = start_t + (double)st->bytes / bw;
+        push(r, r->engine[a], g, EV_DONE);
         break;
     }
     default: /* RECV (its message is in), NOP */
-        push(r, t, g, 0);
+        push(r, t, g, EV_DONE);
         break;
     }
 }
 
-/* One of step g's inputs is there at time t. */
+/* One of step g's inputs is there at time t. The events run in time
+ * order, so its last input is its latest. */
 static void input(run_t *r, uint32_t g, double t)
 {
-    hs_sim_t *s = r->s;
-    if (t > s->ready[g])
-        s->ready[g] = t;
-    if (--s->pending[g] == 0)
-        start(r, g, s->ready[g]);
+    if (--r->s->st[g].pending == 0)
+        start(r, g, t);
 }
 
 static void run_free(run_t *r)
 {
     free(r->h.v);
     free(r->fifo);
+    free(r->fh);
     free(r->ch);
-    free(r->hkey);
-    free(r->hval);
+    free(r->cid);
     for (uint32_t i = 0; r->lk && i < r->nlk; i++)
         free(r->lk[i].f);
     free(r->lk);
-    free(r->qnext);
     free(r->engine);
 }
 
@@ -1119,12 +1211,14 @@ int hs_replay(hs_sim_t *s, hs_build_fn build, void *bctx, hs_result_t *res, char
     int rc;
     memset(res, 0, sizeof(*res));
     const double t0 = now_s();
-    /* build and flatten every rank's schedule */
+    /* build and flatten every rank's schedule; a rank's dependents from
+     * its dependencies (cnt: per step of the rank, then fill cursors) */
     hc_sched_t sc;
     hc_sched_init(&sc, 4);
-    uint64_t ns = 0, nd = 0, nrecv = 0;
+    uint64_t ns = 0, nsucc = 0, nrecv = 0;
     rkey_t *rk = NULL;
     uint64_t rk_cap = 0;
+    uint32_t *cnt = NULL, cnt_cap = 0;
     uint32_t *rk_base = calloc(s->n + 1, sizeof(uint32_t));
     if (rk_base == NULL)
         goto oom;
@@ -1141,17 +1235,32 @@ int hs_replay(hs_sim_t *s, hs_build_fn build, void *bctx, hs_result_t *res, char
             goto fail;
         }
         if (ns + sc.nsteps > s->max_steps || ns + sc.nsteps >= UINT32_MAX ||
-            nd + sc.ndeps >= UINT32_MAX) {
+            nsucc + sc.ndeps >= UINT32_MAX) {
             snprintf(err, errlen, "%s on %u ranks needs more than %llu steps (--max-steps; "
-                     "about 55 bytes of memory each)", name, s->n,
-                     (unsigned long long)s->max_steps);
+                     "about %d bytes of memory each)", name, s->n,
+                     (unsigned long long)s->max_steps, HS_STEP_BYTES);
             rc = HCCL_E_MEMORY;
             goto fail;
         }
-        if (grow_steps(s, ns + sc.nsteps) != 0 || grow_deps(s, nd + sc.ndeps) != 0)
+        if (grow_steps(s, ns + sc.nsteps) != 0 || grow_succ(s, nsucc + sc.ndeps) != 0)
             goto oom;
+        if (sc.nsteps + 1 > cnt_cap) {
+            uint32_t c = cnt_cap ? cnt_cap : 1024;
+            while (c < sc.nsteps + 1)
+                c *= 2;
+            uint32_t *x = realloc(cnt, c * sizeof(uint32_t));
+            if (x == NULL)
+                goto oom;
+            cnt = x;
+            cnt_cap = c;
+        }
         s->base[q] = (uint32_t)ns;
         rk_base[q] = (uint32_t)nrecv;
+        memset(cnt, 0, (sc.nsteps + 1) * sizeof(uint32_t));
+        for (uint32_t k = 0; k < sc.ndeps; k++)
+            cnt[sc.deps[k] + 1]++;
+        for (uint32_t i = 0; i < sc.nsteps; i++)
+            cnt[i + 1] += cnt[i];
         for (uint32_t i = 0; i < sc.nsteps; i++) {
             const hc_step_t *st = &sc.steps[i];
             const uint64_t g = ns + i;
@@ -1163,11 +1272,14 @@ int hs_replay(hs_sim_t *s, hs_build_fn build, void *bctx, hs_result_t *res, char
                 rc = HCCL_E_NOT_SUPPORT;
                 goto fail;
             }
-            s->kind[g] = st->kind;
-            s->peer[g] = st->peer;
-            s->bytes[g] = st->bytes;
-            s->aux[g] = st->tag;
-            s->dep_off[g] = (uint32_t)(nd + st->dep_off);
+            step_t *d = &s->st[g];
+            d->kind = st->kind;
+            d->peer = st->kind == HC_STEP_REDUCE || st->kind == HC_STEP_COPY ? q : st->peer;
+            d->bytes = st->bytes;
+            d->aux = st->tag;
+            d->qnext = UINT32_MAX;
+            d->succ = (uint32_t)nsucc + cnt[i];
+            d->pending = st->ndeps + (st->kind == HC_STEP_RECV);
             if (st->kind == HC_STEP_RECV) {
                 if (nrecv == rk_cap) {
                     uint64_t c = rk_cap ? 2 * rk_cap : 4096;
@@ -1182,39 +1294,58 @@ int hs_replay(hs_sim_t *s, hs_build_fn build, void *bctx, hs_result_t *res, char
                 nrecv++;
             }
         }
-        for (uint32_t k = 0; k < sc.ndeps; k++)
-            s->deps[nd + k] = (uint32_t)ns + sc.deps[k];
+        /* step i joins the dependents of each of its dependencies */
+        for (uint32_t i = 0; i < sc.nsteps; i++) {
+            const hc_step_t *st = &sc.steps[i];
+            for (uint32_t k = st->dep_off; k < st->dep_off + st->ndeps; k++)
+                s->succ[nsucc + cnt[sc.deps[k]]++] = (uint32_t)(ns + i);
+        }
         ns += sc.nsteps;
-        nd += sc.ndeps;
+        nsucc += sc.ndeps;
     }
     s->base[s->n] = (uint32_t)ns;
     rk_base[s->n] = (uint32_t)nrecv;
-    s->dep_off[ns] = (uint32_t)nd;
+    s->st[ns].succ = (uint32_t)nsucc;
+    free(cnt);
+    cnt = NULL;
     hc_sched_free(&sc);
     hc_sched_init(&sc, 4);
     /* match each SEND with its RECV: (sender, receiver, tag) */
     for (uint32_t q = 0; q < s->n; q++)
         qsort(rk + rk_base[q], rk_base[q + 1] - rk_base[q], sizeof(rkey_t), rkey_cmp);
     uint64_t nsend = 0;
+    pairs_t ph = {0};
+    s->npairs = 0;
     for (uint32_t q = 0; q < s->n; q++)
         for (uint32_t g = s->base[q]; g < s->base[q + 1]; g++) {
-            if (s->kind[g] != HC_STEP_SEND)
+            step_t *d = &s->st[g];
+            if (d->kind != HC_STEP_SEND)
                 continue;
-            const uint32_t p = s->peer[g];
-            rkey_t key = {(uint64_t)q << 20 | s->aux[g], 0};
+            const uint32_t p = d->peer;
+            rkey_t key = {(uint64_t)q << 20 | d->aux, 0};
             rkey_t *hit = p < s->n ? bsearch(&key, rk + rk_base[p], rk_base[p + 1] - rk_base[p],
                                              sizeof(rkey_t), rkey_cmp)
                                    : NULL;
             if (hit == NULL || hit->g == UINT32_MAX) {
                 snprintf(err, errlen, "%s: rank %u sends to rank %u with tag %u, which no "
-                         "RECV of rank %u takes", name, q, p, s->aux[g], p);
+                         "RECV of rank %u takes", name, q, p, d->aux, p);
+                free(ph.key);
+                free(ph.val);
                 rc = HCCL_E_INTERNAL;
                 goto fail;
             }
-            s->aux[g] = hit->g;
+            d->aux = hit->g;
             hit->g = UINT32_MAX; /* taken */
+            d->peer = pair_of(s, &ph, q, p);
+            if (d->peer == UINT32_MAX) {
+                free(ph.key);
+                free(ph.val);
+                goto oom;
+            }
             nsend++;
         }
+    free(ph.key);
+    free(ph.val);
     if (nsend != nrecv) {
         snprintf(err, errlen, "%s: %llu RECV steps but %llu SEND steps", name,
                  (unsigned long long)nrecv, (unsigned long long)nsend);
@@ -1225,27 +1356,6 @@ int hs_replay(hs_sim_t *s, hs_build_fn build, void *bctx, hs_result_t *res, char
     rk = NULL;
     free(rk_base);
     rk_base = NULL;
-    /* dependents (CSR) and the counters */
-    memset(s->succ_off, 0, (ns + 1) * sizeof(uint32_t));
-    for (uint64_t k = 0; k < nd; k++)
-        s->succ_off[s->deps[k] + 1]++;
-    for (uint64_t g = 0; g < ns; g++)
-        s->succ_off[g + 1] += s->succ_off[g];
-    for (uint64_t g = 0; g < ns; g++) {
-        s->pending[g] = s->dep_off[g + 1] - s->dep_off[g] + (s->kind[g] == HC_STEP_RECV);
-        s->ready[g] = 0;
-    }
-    {
-        /* dependency d of step g: g joins d's dependents (cur: fill cursors) */
-        uint32_t *cur = malloc((ns + 1) * sizeof(uint32_t));
-        if (cur == NULL)
-            goto oom;
-        memcpy(cur, s->succ_off, (ns + 1) * sizeof(uint32_t));
-        for (uint64_t g = 0; g < ns; g++)
-            for (uint32_t k = s->dep_off[g]; k < s->dep_off[g + 1]; k++)
-                s->succ[cur[s->deps[k]]++] = (uint32_t)g;
-        free(cur);
-    }
     res->build_s = now_s() - t0;
     res->steps = ns;
     res->messages = nsend;
@@ -1256,41 +1366,60 @@ int hs_replay(hs_sim_t *s, hs_build_fn build, void *bctx, hs_result_t *res, char
     r.nlk = 2 * n + 2 * nn + 2 * nr + (s->m.cpu_bw > 0);
     r.cpu = s->m.cpu_bw > 0 ? r.nlk - 1 : UINT32_MAX;
     r.lk = calloc(r.nlk, sizeof(link_t));
-    r.qnext = malloc((ns + 1) * sizeof(uint32_t));
     r.engine = calloc(n, sizeof(double));
-    if (!r.lk || !r.qnext || !r.engine) {
+    r.cid = malloc(((size_t)s->npairs + 1) * sizeof(uint32_t));
+    if (!r.lk || !r.engine || !r.cid) {
         run_free(&r);
         goto oom;
     }
+    memset(r.cid, 0xff, ((size_t)s->npairs + 1) * sizeof(uint32_t));
     for (uint32_t i = 0; i < r.nlk; i++)
         r.lk[i].cap = i < 2 * n ? s->m.intra.bw : i < 2 * n + 2 * nn ? s->m.nic.bw
                     : i == r.cpu ? 1.0 /* second of the CPUs a second */ : s->m.uplink_bw;
     for (uint64_t g = 0; g < ns; g++)
-        if (s->pending[g] == 0)
+        if (s->st[g].pending == 0)
             start(&r, (uint32_t)g, 0);
     uint64_t done = 0;
-    while ((r.h.n || r.fhead < r.fn) && !r.oom) {
-        ev_t e;
+    while ((r.h.n || r.nfh || r.fhead < r.fn) && !r.oom) {
+        uint32_t g, kind;
+        double t;
         if (r.fhead < r.fn) {
-            e = r.fifo[r.fhead++];
+            const ev_t *e = &r.fifo[r.fhead++];
+            if (e->kind == EV_FLOW && (!r.ch[e->g].active || e->ver != r.ch[e->g].ver))
+                continue; /* a rate changed since */
+            g = e->g;
+            kind = e->kind;
+            t = e->t;
         } else {
             r.fhead = r.fn = 0;
-            e = heap_pop(&r.h);
-            r.now = e.t;
+            if (r.nfh && (r.h.n == 0 || r.fh[0].t < r.h.v[0].t)) {
+                g = (uint32_t)r.fh[0].key;
+                kind = EV_FLOW;
+                t = r.fh[0].t;
+                fh_remove(&r, g);
+            } else {
+                const hev_t e = heap_pop(&r.h);
+                g = (uint32_t)e.key;
+                kind = (uint32_t)(e.key >> 32);
+                t = e.t;
+                if (r.h.n) /* the next step's record, while this one runs */
+                    __builtin_prefetch(&s->st[(uint32_t)r.h.v[0].key]);
+            }
+            r.now = t;
         }
-        if (e.arrival == EV_ARRIVAL) {
-            input(&r, e.g, e.t);
+        if (kind == EV_ARRIVAL) {
+            input(&r, g, t);
             continue;
         }
-        if (e.arrival == EV_FLOW) {
-            flow_event(&r, e.g, e.ver, e.t);
+        if (kind == EV_FLOW) {
+            flow_event(&r, g, t);
             continue;
         }
         done++;
-        if (e.t > r.end)
-            r.end = e.t;
-        for (uint32_t k = s->succ_off[e.g]; k < s->succ_off[e.g + 1]; k++)
-            input(&r, s->succ[k], e.t);
+        if (t > r.end)
+            r.end = t;
+        for (uint32_t k = s->st[g].succ; k < s->st[g + 1].succ; k++)
+            input(&r, s->succ[k], t);
     }
     const int oom = r.oom;
     res->time = r.end;
@@ -1310,6 +1439,7 @@ oom:
 fail:
     free(rk);
     free(rk_base);
+    free(cnt);
     hc_sched_free(&sc);
     return rc;
 }

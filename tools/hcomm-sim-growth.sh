@@ -21,7 +21,7 @@ out=docs/scale
 coll=allreduce
 ranks="8 16 32 64 128 256 512 1024 2048 4096"
 sizes="4K 1M 256M"
-maxsteps=60000000
+maxsteps=100000000
 append=0
 plotranks=
 while [ $# -gt 0 ]; do

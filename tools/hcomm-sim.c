@@ -65,8 +65,8 @@ static void usage(FILE *f)
 "             algbw_GBs busbw_GBs steps messages build_s run_s (table: the\n"
 "             row of the table's choice)\n"
 "  --max-steps N   refuse runs of more steps (all ranks; default %llu, about\n"
-"             55 bytes each)\n",
-            (unsigned long long)HS_MAX_STEPS_DEFAULT);
+"             %d bytes each)\n",
+            (unsigned long long)HS_MAX_STEPS_DEFAULT, HS_STEP_BYTES);
 }
 
 static const struct {

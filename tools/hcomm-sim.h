@@ -101,8 +101,10 @@ typedef struct {
     double run_s;       /* CPU seconds of the event simulation */
 } hs_result_t;
 
-/* Most steps (all ranks) hs_run accepts (memory: about 55 bytes a step). */
-#define HS_MAX_STEPS_DEFAULT 60000000ull
+/* Most steps (all ranks) hs_run accepts, and the memory a step takes
+ * (about: its record, its dependents, a RECV's matching key). */
+#define HS_MAX_STEPS_DEFAULT 100000000ull
+#define HS_STEP_BYTES 40
 void hs_set_max_steps(hs_sim_t *s, uint64_t max);
 
 /* Time collective coll of `bytes` (one rank's count, float32 sum, root 0)
