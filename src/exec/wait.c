@@ -139,8 +139,11 @@ int hc_wait_idle(hc_wait_t *w, void (*describe)(void *, char *, size_t), void *a
                  c->wait_scale > 1 ? ", scaled for this call" : "", c->name, c->rank, where);
         return HCCL_E_TIMEOUT;
     }
-    if (now - w->idle_since < HC_WAIT_YIELD_US * 1e-6) {
-        sched_yield();
+    if (now - w->idle_since < HC_WAIT_POLL_US * 1e-6) {
+        /* not sched_yield on a core the peer does not share: with a busy
+         * process there, it would run out its time slice first */
+        if (c && hc_comm_oversubscribed(c))
+            sched_yield();
         return HCCL_SUCCESS;
     }
     if (half != NULL) {

@@ -11,7 +11,7 @@
  *         progress();                   // executors, the UCX worker
  *         if (done) break;
  *         if (something moved) { hc_wait_moved(&w); continue; }
- *         rc = hc_wait_idle(&w, ...);  // spin, yield, or sleep
+ *         rc = hc_wait_idle(&w, ...);  // spin, poll on, or sleep
  *         if (rc != HCCL_SUCCESS) { cancel; break; }
  *     }
  *     hc_wait_end(&w);
@@ -19,7 +19,13 @@
  * The policy (hc_wait_idle), the same for all of them:
  *  1. spin: `spin` empty passes without a system call or a clock read
  *     (hc_comm_spin_polls: fewer with more ranks than cores);
- *  2. yield: sched_yield until the thread has been idle HC_WAIT_YIELD_US;
+ *  2. poll on until the thread has been idle HC_WAIT_POLL_US, with a clock
+ *     read per pass; with more ranks on the host than cores (the awaited
+ *     rank may need this core), sched_yield between passes. Not
+ *     sched_yield otherwise: beside a busy process on the core, a yield
+ *     gives it the rest of its time slice (ms) before the waiter runs
+ *     again, where a sleeper woken by the peer's bell has the scheduler's
+ *     wake-up preference;
  *  3. sleep on what the awaited peer or the network wakes, at most
  *     HC_WAIT_SLEEP_MAX_US at a time (deadline, HcclCommAbort and failed
  *     peers are checked between sleeps):
@@ -50,12 +56,12 @@
 struct hc_comm;
 struct hc_context;
 
-/* Idle time before the yield phase ends and the thread sleeps (us): longer
- * than the waits inside a pipelined operation on an idle machine (a wake-up
- * from sleep costs ~80 us on these VMs, UCX-FACTS.md), short against the
- * time slice a descheduled peer waits for. */
-#ifndef HC_WAIT_YIELD_US
-#define HC_WAIT_YIELD_US 50
+/* Idle time before the thread sleeps (us): longer than the waits inside a
+ * pipelined operation on an idle machine (a wake-up from sleep costs ~80 us
+ * on these VMs, UCX-FACTS.md), short against the time slice a descheduled
+ * peer waits for. */
+#ifndef HC_WAIT_POLL_US
+#define HC_WAIT_POLL_US 50
 #endif
 /* Longest single sleep (us). */
 #define HC_WAIT_SLEEP_MAX_US 1000
@@ -67,8 +73,8 @@ typedef struct hc_wait {
     struct hc_context *ctx;
     const char *what;
     double start, timeout;  /* timeout 0: none */
-    unsigned idle, spin;    /* empty passes in a row; before yielding */
-    double idle_since;      /* first yield of this idle stretch (0: not yet) */
+    unsigned idle, spin;    /* empty passes in a row; before reading the clock */
+    double idle_since;      /* first clock read of this idle stretch (0: not yet) */
     uint32_t *bell;         /* announced as a sleeper on this bell (NULL: none) */
     uint32_t seen;          /* the bell's value when announced */
     uint64_t sleeps;        /* sleeps taken (futex or event fd) */
