@@ -12,9 +12,10 @@ set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
 "$top/tools/install-deps.sh" || exit 1
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-# The emulated cluster's 3 hosts x 2 ranks shape has an open intermittent
-# hang (docs/CLUSTER.md, "Tests"): this suite runs 2 x 2 and 4 x 1 unless
-# HC_CLUSTER_SHAPES says otherwise (make check alone runs all three).
+# The emulated cluster: this suite runs the shapes 2 x 2 and 4 x 1 (for
+# time; a test_soak stall seen once at 3 x 2 is not explained: docs/
+# CLUSTER.md, "Tests") unless HC_CLUSTER_SHAPES says otherwise (make check
+# alone runs all three).
 : "${HC_CLUSTER_SHAPES:=2x2 4x1}"
 export HC_CLUSTER_SHAPES
 # (check_sched is left out there: its loopback case, ranks as threads that

@@ -32,8 +32,8 @@
 # HCOMM_CLUSTER_FULL=1: test_coll's whole matrix with MPI's references,
 # test_soak of 800 operations and test_algos for every collective, at each
 # shape (much slower: MPI takes about 4 ms a message across these hosts).
-# HC_CLUSTER_SHAPES="2x2 4x1" chooses the shapes of part 2 (3 x 2 has an
-# open intermittent hang: docs/CLUSTER.md, "Tests").
+# HC_CLUSTER_SHAPES="2x2 4x1" chooses the shapes of part 2 (default: also
+# 3 x 2).
 # HC_CLUSTER_NAME names the cluster (default hct<pid>, so that runs never
 # meet another's cluster), HC_CLUSTER_NET its /24 (the tool's default).
 #
