@@ -401,8 +401,8 @@ int main(int argc, char **argv)
         MPI_Finalize();
         return 1;
     }
-    hc_comm_t *c = hc;
-    if (hc_comm_topo(c) != HCCL_SUCCESS) {
+    hc_comm_t *c;
+    if (hc_comm_get(hc, "hcomm-topo", &c) != HCCL_SUCCESS || hc_comm_topo(c) != HCCL_SUCCESS) {
         MPI_Finalize();
         return 1;
     }

@@ -179,6 +179,14 @@ echo "from the file: $(echo "$r1" | tr '\n' ';')"
 echo "from the dump: $(echo "$r2" | tr '\n' ';')"
 [ -n "$r1" ] && [ "$r1" = "$r2" ] || fail "dump ring order"
 
+echo "=== hcomm-topo: the tool on the detected topology and on a declared one"
+run 2 "$top_builddir/tools/hcomm-topo" >"$tmp/t1.log" 2>&1 || fail "hcomm-topo on 2 ranks"
+grep -q "^algorithm selection" "$tmp/t1.log" || fail "hcomm-topo printed its selection"
+HCCL_TOPO_FILE="$tmp/sim222.topo" run 8 "$top_builddir/tools/hcomm-topo" -b 64K -n 3 \
+    >"$tmp/t2.log" 2>&1 || fail "hcomm-topo -b on the declared 2 hosts"
+grep -q "bytes across nodes" "$tmp/t2.log" || fail "hcomm-topo -b printed its timings"
+tail -n 3 "$tmp/t2.log"
+
 if [ -n "$failed" ]; then
     echo "topo.sh: FAILED:$failed (logs were in $tmp)"
     exit 1
