@@ -270,8 +270,16 @@ ucp_ep_h hc_ctx_ep(hc_context_t *ctx, uint32_t peer, int *rc)
     }
     if (p->ep == NULL) {
         *rc = hc_ucx_ep_create(ctx, peer, &p->ep);
-        if (*rc != HCCL_SUCCESS)
+        if (*rc != HCCL_SUCCESS) {
+            /* unreachable (its process gone: the connection refused, or
+             * its host silent): failed from now on, as an endpoint error
+             * would have marked it, so that every waiter and
+             * HcclCommRemoveMember's agreement count it (src/features/
+             * elastic.c); out of memory says nothing about the peer */
+            if (*rc != HCCL_E_MEMORY)
+                p->failed = *rc;
             return NULL;
+        }
         ctx->n_eps_created++;
         __atomic_add_fetch(&g_eps, 1, __ATOMIC_RELAXED);
     }
@@ -293,8 +301,8 @@ void hc_ctx_watch(hc_context_t *ctx, uint32_t peer)
      * ucp_worker_create fail in UCX 1.13.1. */
     if (strncmp(p->card.host, ctx->self.host, sizeof(p->card.host)) != 0)
         return;
-    if (p->failed == 0 && p->ep == NULL && hc_ctx_ep(ctx, peer, &rc) == NULL && p->failed == 0)
-        p->failed = rc;
+    if (p->failed == 0 && p->ep == NULL)
+        (void)hc_ctx_ep(ctx, peer, &rc); /* marks it failed if it cannot be reached */
 }
 
 /* Scratch buffers carry their descriptor in a hidden 64-byte header (size

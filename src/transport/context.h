@@ -175,7 +175,8 @@ void hc_ctx_release(hc_context_t *ctx);
  * UINT32_MAX without memory. A known peer's card is refreshed. */
 uint32_t hc_ctx_add_peer(hc_context_t *ctx, const hc_card_t *card);
 /* The endpoint to a peer, created on first use (ctx->lock held). NULL after
- * a failure, with *rc set. */
+ * a failure, with *rc set; a peer it cannot be created to (unreachable,
+ * not out of memory) is marked failed. */
 ucp_ep_h hc_ctx_ep(hc_context_t *ctx, uint32_t peer, int *rc);
 /* Only an endpoint notices that a peer died (keepalive): create it if this
  * process has none yet; a peer it cannot be created to is marked failed
