@@ -74,26 +74,6 @@ static const struct {
     {"allgather", HC_COLL_ALLGATHER}, {"alltoall", HC_COLL_ALLTOALL},
 };
 
-static int parse_size(const char *s, uint64_t *out)
-{
-    char *end;
-    double v = strtod(s, &end);
-    if (end == s || v < 0)
-        return -1;
-    switch (toupper((unsigned char)*end)) {
-    case 'K': v *= 1024; end++; break;
-    case 'M': v *= 1024 * 1024; end++; break;
-    case 'G': v *= 1024.0 * 1024 * 1024; end++; break;
-    default: break;
-    }
-    if (*end == 'B' || *end == 'b')
-        end++;
-    if (*end)
-        return -1;
-    *out = (uint64_t)v;
-    return 0;
-}
-
 /* Run one operation of coll with count floats. */
 static HcclResult run(hc_coll_t coll, HcclComm comm, void *sb, void *rb, uint64_t count)
 {
@@ -228,8 +208,8 @@ static int model_main(int argc, char **argv)
     while ((opt = getopt(argc, argv, "C:b:e:f:o:h")) != -1) {
         switch (opt) {
         case 'C': cname = optarg; break;
-        case 'b': if (parse_size(optarg, &minb)) goto bad; break;
-        case 'e': if (parse_size(optarg, &maxb)) goto bad; break;
+        case 'b': if (hs_parse_size(optarg, &minb)) goto bad; break;
+        case 'e': if (hs_parse_size(optarg, &maxb)) goto bad; break;
         case 'f': factor = atof(optarg); if (!(factor > 1)) goto bad; break;
         case 'o': outfile = optarg; break;
         default: goto bad;
@@ -341,8 +321,8 @@ int main(int argc, char **argv)
     while ((opt = getopt(argc, argv, "C:b:e:f:n:w:a:AHo:h")) != -1) {
         switch (opt) {
         case 'C': cname = optarg; break;
-        case 'b': if (parse_size(optarg, &minb)) goto bad; break;
-        case 'e': if (parse_size(optarg, &maxb)) goto bad; break;
+        case 'b': if (hs_parse_size(optarg, &minb)) goto bad; break;
+        case 'e': if (hs_parse_size(optarg, &maxb)) goto bad; break;
         case 'f': factor = atof(optarg); if (factor <= 1) goto bad; break;
         case 'n': iters = atoi(optarg); if (iters < 1) goto bad; break;
         case 'w': warm = atoi(optarg); if (warm < 0) goto bad; break;
