@@ -345,7 +345,7 @@ static int failed_peer(hc_comm_t *c, hc_exec_t *const *ex, uint32_t n, const cha
                 continue;
             if (watch)
                 hc_ctx_watch(c->ctx, tc->peer[tp]);
-            if (p->failed == 0)
+            if (hc_peer_failed(p) == 0)
                 continue;
             HC_ERROR(HC_SUB_COLL | HC_SUB_ELASTIC,
                      "%s on comm %s rank %u, op seq %u, algorithm %s: step %u/%u %s %s rank %u "
@@ -373,8 +373,8 @@ static int failed_peer(hc_comm_t *c, hc_exec_t *const *ex, uint32_t n, const cha
         if (e->seq == HC_TAG_P2P_SEQ || e->seq == HC_TAG_CTRL_SEQ)
             continue;
         for (uint32_t r = 0; r < tc->nranks; r++) {
-            const hc_peer_t *p = hc_comm_peer(tc, r);
-            if (p->failed == 0 || p->departed)
+            hc_peer_t *p = hc_comm_peer(tc, r);
+            if (hc_peer_failed(p) == 0 || p->departed)
                 continue;
             HC_ERROR(HC_SUB_COLL | HC_SUB_ELASTIC,
                      "%s on comm %s rank %u, op seq %u, algorithm %s: member rank %u (process "

@@ -48,8 +48,8 @@ static int failed_peer(hc_exec_t *e)
     for (uint32_t k = 0; k < e->nposted; k++) {
         const uint32_t si = e->posted[k];
         const hc_step_t *t = &e->s->steps[si];
-        const hc_peer_t *p = c->ctx->peers[c->peer[e->x[si].peer]]; /* WAIT: where it is */
-        if (p->failed == 0 || e->x[si].status != HCCL_E_AGAIN)
+        hc_peer_t *p = c->ctx->peers[c->peer[e->x[si].peer]]; /* WAIT: where it is */
+        if (e->x[si].status != HCCL_E_AGAIN || hc_peer_failed(p) == 0)
             continue;
         HC_ERROR(HC_SUB_STREAM, "comm %s rank %u, op seq %u, algorithm %s: step %u/%u %s %s "
                  "rank %u failed: process %s:%d %s (%s)", c->name, c->rank, e->seq,

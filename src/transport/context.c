@@ -287,6 +287,19 @@ ucp_ep_h hc_ctx_ep(hc_context_t *ctx, uint32_t peer, int *rc)
     return p->ep;
 }
 
+int hc_peer_failed(hc_peer_t *p)
+{
+    if (p->failed == 0 || p->departed || p->lost_at == 0)
+        return p->failed;
+    if (hc_now_s() - p->lost_at < HC_BYE_GRACE_S)
+        return 0;
+    p->lost_at = 0;
+    HC_ERROR(HC_SUB_TRANSPORT, "connection to process %s:%d failed: %s (no goodbye within "
+             "%g s)", p->card.host, p->card.pid, p->lost_why ? p->lost_why : "?",
+             HC_BYE_GRACE_S);
+    return p->failed;
+}
+
 void hc_ctx_watch(hc_context_t *ctx, uint32_t peer)
 {
     hc_peer_t *p = ctx->peers[peer];

@@ -71,6 +71,13 @@ typedef struct hc_peer {
     ucp_ep_h ep;        /* NULL until first use */
     int failed;         /* an error was seen on the endpoint (HCCL_E_*) */
     int departed;       /* it said goodbye: all its operations were done */
+    /* a message from it arrived here over UCX: it holds an endpoint to this
+     * process, so it is told goodbye too (hc_ucx_say_bye) */
+    int heard;
+    /* its connection failed with no goodbye yet (hc_peer_failed): when, and
+     * UCX's reason; lost_at 0 once settled */
+    double lost_at;
+    const char *lost_why;
     /* its staging segment mapped here (src/comm/shm.c): 0 not tried, 1 mapped,
      * -1 unreachable */
     int shm_state;
@@ -178,6 +185,13 @@ uint32_t hc_ctx_add_peer(hc_context_t *ctx, const hc_card_t *card);
  * a failure, with *rc set; a peer it cannot be created to (unreachable,
  * not out of memory) is marked failed. */
 ucp_ep_h hc_ctx_ep(hc_context_t *ctx, uint32_t peer, int *rc);
+/* A peer's failure as its waiters act on it: HCCL_E_* or 0. A connection
+ * that closes may be a peer that left: its goodbye can be processed just
+ * after the close (another socket), so a failure with no goodbye counts
+ * only HC_BYE_GRACE_S after the close (logged then, once). Departed peers
+ * are failed too: callers tell them apart by p->departed. */
+#define HC_BYE_GRACE_S 0.1
+int hc_peer_failed(hc_peer_t *p);
 /* Only an endpoint notices that a peer died (keepalive): create it if this
  * process has none yet; a peer it cannot be created to is marked failed
  * (ctx->lock held). */

@@ -27,6 +27,7 @@
 #include <hccl/hccl.h>
 
 #include "src/base/log.h"
+#include "src/base/util.h"
 #include "topo/topo.h"
 
 typedef struct {
@@ -36,6 +37,8 @@ typedef struct {
     ucs_status_t status; /* of an early completion */
     uint8_t recv;        /* a receive: got is the length that arrived */
     uint64_t got;
+    hc_peer_t *from;     /* a receive's peer (its heard mark); NULL: a send */
+    int *done;           /* set when it completes (ucx_cancel waits on it) */
 } req_slot_t;
 
 /* ucp_params.request_init: a slot starts out unattached; xfer_done and
@@ -117,7 +120,9 @@ static ucs_status_t failed_notice_cb(void *arg, const void *header, size_t heade
 
 /* ---- leaving -----------------------------------------------------------
  * A process whose last communicator is destroyed says goodbye on each of
- * its endpoints before it closes them (hc_ucx_say_bye). The goodbye travels
+ * its endpoints before it closes them (hc_ucx_say_bye), and on one made to
+ * each peer it heard from (that peer holds an endpoint to it, whose
+ * connection closes too). The goodbye travels
  * behind everything the process sent on that endpoint, and the process had
  * finished every operation: whatever of its data a peer still waits for has
  * arrived, or never will. The peer marks it departed (and failed, so that
@@ -125,7 +130,8 @@ static ucs_status_t failed_notice_cb(void *arg, const void *header, size_t heade
  * receive posted later still takes what arrived before the goodbye, and a
  * collective does not give up merely because a departed member is gone
  * (its part is done). The connection reset that follows is expected, not
- * an error. So communicators may be destroyed in any order on different
+ * an error; one seen before the goodbye counts as a failure only when no
+ * goodbye came within HC_BYE_GRACE_S (hc_peer_failed). So communicators may be destroyed in any order on different
  * ranks (a torch.distributed job tears its groups down in the order Python
  * frees them), without a closing agreement. */
 static ucs_status_t bye_cb(void *arg, const void *header, size_t header_length, void *data,
@@ -149,7 +155,10 @@ static ucs_status_t bye_cb(void *arg, const void *header, size_t header_length, 
 void hc_ucx_say_bye(hc_context_t *ctx, uint32_t to)
 {
     hc_peer_t *p = ctx->peers[to];
-    if (p->ep == NULL || p->failed)
+    int rc;
+    /* every peer connected to us: those we sent to (p->ep) and those that
+     * sent to us (their connection is matched by the endpoint made here) */
+    if (p->failed || (p->ep == NULL && !p->heard) || hc_ctx_ep(ctx, to, &rc) == NULL)
         return;
     ucp_request_param_t prm;
     memset(&prm, 0, sizeof(prm));
@@ -379,12 +388,15 @@ static void ep_error_cb(void *arg, ucp_ep_h ep, ucs_status_t status)
     for (uint32_t i = 0; i < ctx->npeers; i++) {
         hc_peer_t *p = ctx->peers[i];
         if (p->ep == ep) {
-            if (p->departed) /* its goodbye came first (hc_ucx_say_bye) */
+            if (p->departed) { /* its goodbye came first (hc_ucx_say_bye) */
                 HC_INFO(HC_SUB_TRANSPORT, "connection to process %s:%d closed after it left: "
                         "%s", p->card.host, p->card.pid, ucs_status_string(status));
-            else if (!p->failed)
-                HC_ERROR(HC_SUB_TRANSPORT, "connection to process %s:%d failed: %s",
-                         p->card.host, p->card.pid, ucs_status_string(status));
+            } else if (!p->failed) { /* failed, unless its goodbye follows (hc_peer_failed) */
+                HC_INFO(HC_SUB_TRANSPORT, "connection to process %s:%d closed: %s", p->card.host,
+                        p->card.pid, ucs_status_string(status));
+                p->lost_at = hc_now_s();
+                p->lost_why = ucs_status_string(status);
+            }
             p->failed = hc_ucx_status_to_hccl(status);
             return;
         }
@@ -469,6 +481,12 @@ static void xfer_done(void *request, ucs_status_t status, hc_context_t *ctx)
     } else {
         ctx->n_detached--; /* an abandoned request finally completed */
     }
+    if (slot->from && status == UCS_OK)
+        slot->from->heard = 1;
+    if (slot->done)
+        *slot->done = 1;
+    slot->done = NULL;
+    slot->from = NULL;
     slot->x = NULL;
     slot->attached = 0;
     slot->recv = 0;
@@ -489,9 +507,11 @@ static void recv_cb(void *request, ucs_status_t status, const ucp_tag_recv_info_
     xfer_done(request, status, user_data);
 }
 
-static int finish_post(ucs_status_ptr_t r, hc_xfer_t *x)
+static int finish_post(ucs_status_ptr_t r, hc_xfer_t *x, hc_peer_t *from)
 {
     if (r == NULL) {
+        if (from)
+            from->heard = 1;
         x->req = NULL;
         x->status = HCCL_SUCCESS;
         return HCCL_SUCCESS;
@@ -505,12 +525,15 @@ static int finish_post(ucs_status_ptr_t r, hc_xfer_t *x)
     if (slot->early) { /* completed, callback included, before it returned */
         x->req = NULL;
         x->status = xfer_status(slot->status, slot, x);
+        if (from && slot->status == UCS_OK)
+            from->heard = 1;
         slot->early = 0;
         slot->recv = 0;
         ucp_request_free(r);
         return HCCL_SUCCESS;
     }
     slot->x = x;
+    slot->from = from;
     slot->attached = 1;
     x->req = r;
     return HCCL_SUCCESS;
@@ -530,7 +553,7 @@ static int ucx_isend(void *tctx, uint32_t peer, const void *buf, size_t len, uin
     prm.cb.send = send_cb;
     prm.user_data = c->ctx;
     prm.datatype = ucp_dt_make_contig(1);
-    return finish_post(ucp_tag_send_nbx(ep, buf, len, tag, &prm), x);
+    return finish_post(ucp_tag_send_nbx(ep, buf, len, tag, &prm), x, NULL);
 }
 
 static int ucx_irecv(void *tctx, uint32_t peer, void *buf, size_t len, uint64_t tag,
@@ -538,7 +561,7 @@ static int ucx_irecv(void *tctx, uint32_t peer, void *buf, size_t len, uint64_t 
 {
     const hc_eps_t *c = tctx;
     hc_peer_t *p = c->ctx->peers[c->peer[peer]];
-    if (p->failed && !p->departed) /* a departed peer's data may be here */
+    if (hc_peer_failed(p) && !p->departed) /* a departed peer's data may be here */
         return p->failed;
     x->len = len;
     ucp_request_param_t prm;
@@ -549,7 +572,38 @@ static int ucx_irecv(void *tctx, uint32_t peer, void *buf, size_t len, uint64_t 
     prm.datatype = ucp_dt_make_contig(1);
     return finish_post(ucp_tag_recv_nbx(hc_ctx_worker_of(c->ctx, c->peer[peer]), buf, len, tag,
                                         (ucp_tag_t)-1, &prm),
-                       x);
+                       x, p);
+}
+
+/* A receive that ucp_request_cancel could not remove (its message already
+ * matched: a rendezvous under way) still writes into the caller's buffer.
+ * Wait for it, bounded; then close the sender's connection by force, which
+ * ends the request (ctx->lock held). */
+#define HC_CANCEL_DRAIN_S 2.0
+static void drain_recv(hc_context_t *ctx, uint32_t peer, req_slot_t *slot, int *done)
+{
+    hc_peer_t *p = ctx->peers[peer];
+    const double t0 = hc_now_s();
+    while (!*done && hc_now_s() - t0 < HC_CANCEL_DRAIN_S)
+        hc_ctx_poll(ctx);
+    if (*done)
+        return;
+    HC_ERROR(HC_SUB_TRANSPORT, "a receive from process %s:%d abandoned at an error was still "
+             "arriving after %g s: closing the connection so that it cannot write into the "
+             "buffer", p->card.host, p->card.pid, HC_CANCEL_DRAIN_S);
+    ucp_ep_h ep = p->ep;
+    if (ep != NULL || hc_ucx_ep_create(ctx, peer, &ep) == HCCL_SUCCESS)
+        hc_ucx_ep_close(ctx, ep, 1);
+    p->ep = NULL;
+    if (p->failed == 0)
+        p->failed = HCCL_E_TIMEOUT;
+    for (int i = 0; i < 1000 && !*done; i++)
+        hc_ctx_poll(ctx);
+    if (!*done) {
+        slot->done = NULL;
+        HC_ERROR(HC_SUB_TRANSPORT, "the receive from process %s:%d is still not ended",
+                 p->card.host, p->card.pid);
+    }
 }
 
 static void ucx_cancel(void *tctx, hc_xfer_t *x)
@@ -561,9 +615,15 @@ static void ucx_cancel(void *tctx, hc_xfer_t *x)
         slot->x = NULL; /* detach: the callback frees the request later */
         x->req = NULL;
         c->ctx->n_detached++;
-        /* Receives can be cancelled; a send completes when the peer reads
-         * it or fails when its endpoint is closed. */
+        /* A receive not matched yet ends here; one matched is waited for.
+         * A send completes when the peer reads it or fails when its
+         * endpoint is closed. */
+        int done = 0, recv = slot->from != NULL;
+        if (recv)
+            slot->done = &done;
         ucp_request_cancel(hc_ctx_worker_of(c->ctx, c->peer[x->peer]), r);
+        if (recv)
+            drain_recv(c->ctx, c->peer[x->peer], slot, &done);
     }
     if (x->status == HCCL_E_AGAIN)
         x->status = HCCL_E_TIMEOUT;

@@ -114,7 +114,11 @@ check_run() {
     crun "$np" "$@" >"$log" 2>&1
     rc=$?
     grep -E "checks|failures|^wire|xnode|: passed|FAIL" "$log" | head -20
-    [ $rc -eq 0 ] || fail "$label (rc=$rc)"
+    if [ $rc -ne 0 ]; then
+        echo "--- the last lines of $label's log:"
+        grep -v "^--\|^ *$" "$log" | tail -25
+        fail "$label (rc=$rc)"
+    fi
 }
 
 for shape in $shapes; do
@@ -171,7 +175,13 @@ before=$failed
 (
     HCCL_SOCKET_IFNAME=eth0
     export HCCL_SOCKET_IFNAME
-    check_run "root info across hosts" "$B/test_topo" rootinfo 100003
+    # three times: a member that finished early leaves (HcclCommDestroy
+    # is local) while the others still run the Broadcast; its closed
+    # connection must not read as a failure (its goodbye, src/transport/
+    # transport_ucx.c, "leaving")
+    for i in 1 2 3; do
+        check_run "root info across hosts ($i)" "$B/test_topo" rootinfo 100003
+    done
     [ "$failed" = "$before" ]
 ) || fail "root info across hosts"
 

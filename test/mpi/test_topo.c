@@ -113,8 +113,8 @@ static void run_colls(HcclComm comm, MPI_Comm mc, uint64_t count, const char *na
     /* Broadcast from the last rank */
     for (uint64_t i = 0; i < count; i++)
         b[i] = rank == n - 1 ? val(n - 1, i) : -1.0f;
-    CHECK(HcclBroadcast(b, count, HCCL_DATA_TYPE_FP32, (uint32_t)(n - 1), comm, NULL) ==
-              HCCL_SUCCESS, "%s broadcast", name);
+    HcclResult brc = HcclBroadcast(b, count, HCCL_DATA_TYPE_FP32, (uint32_t)(n - 1), comm, NULL);
+    CHECK(brc == HCCL_SUCCESS, "%s broadcast returned %d", name, (int)brc);
     for (uint64_t i = 0; i < count; i++)
         if (b[i] != val(n - 1, i)) {
             CHECK(0, "%s broadcast [%llu] = %g", name, (unsigned long long)i, b[i]);
