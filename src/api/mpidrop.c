@@ -69,33 +69,41 @@ static const char *const why_name[W_N] = {
     "arguments for MPI to check"
 };
 
-/* Built-in sizes that go to MPI: a call of collective c on a communicator
- * of nmin..nmax ranks whose message (bytes, as defined per collective in
- * docs/MPI-DROPIN.md) is in [lo, hi). MPI was faster there in the
- * side-by-side OSU runs of that page ("Speed"); the 4-rank runs set the
- * rows for 3 ranks and more. A collective named in HCOMM_MPI_MIN_BYTES
- * uses that floor instead of its rows here. */
+/* Built-in sizes that go to MPI: a call of collective c whose message
+ * (bytes, as defined per collective in docs/MPI-DROPIN.md) is in [lo, hi),
+ * on a communicator inside one host (ONE_HOST: nmin..nmax ranks) or
+ * spanning several (HOSTS: nmin..nmax hosts, MPI_COMM_TYPE_SHARED's
+ * count). MPI was faster there side by side: on one host in the OSU runs
+ * of that page ("Speed"; the 4-rank runs set the rows for 3 ranks and
+ * more), across hosts in the emulated cluster's (docs/CLUSTER.md). A
+ * collective named in HCOMM_MPI_MIN_BYTES uses that floor instead of its
+ * rows here. */
 #define KiB 1024ull
 #define MiB (1024ull * 1024)
+enum { ONE_HOST, HOSTS };
 static const struct {
     enum coll c;
+    int where;
     int nmin, nmax;
     uint64_t lo, hi;
 } builtin_mpi[] = {
-    {C_ALLREDUCE, 2, 2, 0, 4 * KiB},
-    {C_ALLREDUCE, 3, INT_MAX, 0, 512},
-    {C_BCAST, 2, 2, 0, 4 * KiB},
-    {C_BCAST, 2, 2, 16 * KiB, 2 * MiB},
-    {C_BCAST, 3, INT_MAX, 0, 512},
-    {C_BCAST, 3, INT_MAX, 16 * KiB, 512 * KiB},
-    {C_ALLGATHER, 2, 2, 0, 4 * KiB},
-    {C_ALLGATHER, 2, 2, 8 * KiB, 512 * KiB},
-    {C_ALLGATHER, 3, INT_MAX, 0, 256},
-    {C_ALLTOALL, 2, 2, 0, 512 * KiB},
-    {C_ALLTOALL, 3, INT_MAX, 0, 4 * KiB},
-    {C_ALLTOALL, 3, INT_MAX, 2 * MiB, UINT64_MAX},
-    {C_RS, 2, INT_MAX, 0, 128 * KiB},
-    {C_BARRIER, 2, INT_MAX, 0, UINT64_MAX},
+    {C_ALLREDUCE, ONE_HOST, 2, 2, 0, 4 * KiB},
+    {C_ALLREDUCE, ONE_HOST, 3, INT_MAX, 0, 512},
+    {C_BCAST, ONE_HOST, 2, 2, 0, 4 * KiB},
+    {C_BCAST, ONE_HOST, 2, 2, 16 * KiB, 2 * MiB},
+    {C_BCAST, ONE_HOST, 3, INT_MAX, 0, 512},
+    {C_BCAST, ONE_HOST, 3, INT_MAX, 16 * KiB, 512 * KiB},
+    {C_ALLGATHER, ONE_HOST, 2, 2, 0, 4 * KiB},
+    {C_ALLGATHER, ONE_HOST, 2, 2, 8 * KiB, 512 * KiB},
+    {C_ALLGATHER, ONE_HOST, 3, INT_MAX, 0, 256},
+    {C_ALLTOALL, ONE_HOST, 2, 2, 0, 512 * KiB},
+    {C_ALLTOALL, ONE_HOST, 3, INT_MAX, 0, 4 * KiB},
+    {C_ALLTOALL, ONE_HOST, 3, INT_MAX, 2 * MiB, UINT64_MAX},
+    {C_RS, ONE_HOST, 2, INT_MAX, 0, 128 * KiB},
+    {C_BARRIER, ONE_HOST, 2, INT_MAX, 0, UINT64_MAX},
+    /* 2 hosts: Open MPI's eager root moves on while its message is on the
+     * link, hcomm's rendezvous waits for the receiver */
+    {C_BCAST, HOSTS, 2, 2, 4 * KiB, 256 * KiB},
 };
 #undef KiB
 #undef MiB
@@ -108,6 +116,7 @@ static struct {
     unsigned min_set;   /* bit per enum coll: named in HCOMM_MPI_MIN_BYTES */
     int stats;
     int keyval;
+    int hosts_keyval;   /* a communicator's host count, once asked (hosts_of) */
     int wrank;
 } g;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -221,6 +230,9 @@ static int init_slow(void)
         g.enabled = 0;
         g.keyval = MPI_KEYVAL_INVALID;
     }
+    if (PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, MPI_COMM_NULL_DELETE_FN,
+                                &g.hosts_keyval, NULL) != MPI_SUCCESS)
+        g.hosts_keyval = MPI_KEYVAL_INVALID; /* counted again at each call */
     __atomic_store_n(&g.state, 1, __ATOMIC_RELEASE);
     ok = 1;
 out:
@@ -598,18 +610,55 @@ static int comm_get(MPI_Comm comm, dc_comm_t **out)
     return s->h ? W_HCOMM : s->why;
 }
 
+/* The hosts comm spans (MPI_COMM_TYPE_SHARED's groups), counted at the
+ * first call that asks and kept with the communicator; 0 when MPI cannot
+ * say. A collective call: every rank asks at the same call (the routing
+ * of a call is decided alike on every rank). */
+static int hosts_of(MPI_Comm comm)
+{
+    void *v = NULL;
+    int flag = 0;
+    if (g.hosts_keyval != MPI_KEYVAL_INVALID &&
+        PMPI_Comm_get_attr(comm, g.hosts_keyval, &v, &flag) == MPI_SUCCESS && flag)
+        return (int)(intptr_t)v;
+    MPI_Comm local;
+    int lrank = 0, first, hosts = 0, inter = 0;
+    if (PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter)
+        return 0;
+    if (PMPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &local) !=
+        MPI_SUCCESS)
+        return 0;
+    PMPI_Comm_rank(local, &lrank);
+    PMPI_Comm_free(&local);
+    first = lrank == 0;
+    if (PMPI_Allreduce(&first, &hosts, 1, MPI_INT, MPI_SUM, comm) != MPI_SUCCESS)
+        return 0;
+    if (g.hosts_keyval != MPI_KEYVAL_INVALID)
+        PMPI_Comm_set_attr(comm, g.hosts_keyval, (void *)(intptr_t)hosts);
+    return hosts;
+}
+
 /* Whether a built-in row sends this call to MPI. The size of comm is the
  * same on every rank of an intracommunicator (an intercommunicator's calls
- * go to MPI either way). */
+ * go to MPI either way), and so is its host count. */
 static int builtin_to_mpi(enum coll c, MPI_Comm comm, uint64_t bytes)
 {
-    int n = -1;
+    int n = -1, hosts = -1;
     for (size_t i = 0; i < sizeof builtin_mpi / sizeof builtin_mpi[0]; i++) {
         if (builtin_mpi[i].c != c || bytes < builtin_mpi[i].lo || bytes >= builtin_mpi[i].hi)
             continue;
         if (n < 0 && PMPI_Comm_size(comm, &n) != MPI_SUCCESS)
             return 0; /* comm_get and MPI will say why */
-        if (n >= builtin_mpi[i].nmin && n <= builtin_mpi[i].nmax)
+        if (n < 2)
+            return 0;
+        if (hosts < 0)
+            hosts = hosts_of(comm);
+        if (hosts < 1)
+            return 0;
+        if ((builtin_mpi[i].where == ONE_HOST) != (hosts == 1))
+            continue;
+        const int k = builtin_mpi[i].where == ONE_HOST ? n : hosts;
+        if (k >= builtin_mpi[i].nmin && k <= builtin_mpi[i].nmax)
             return 1;
     }
     return 0;

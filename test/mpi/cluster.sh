@@ -15,7 +15,10 @@
 #     bytes on the links against the bytes the AllReduce sends across hosts
 #     (test_topo wire: at least those, at most 1.5 times plus 64 KB);
 #     hcomm-perf -M across 2 hosts x 2 ranks: exit 0, every result right,
-#     and its untimed barrier is HcclBarrier ("sync": "hcomm");
+#     and its untimed barrier is HcclBarrier ("sync": "hcomm"); the MPI
+#     drop-in on 2 hosts x 1 rank: test_mpidrop passes, and its built-in
+#     sizes are the cross-host ones (MPI_Allreduce and MPI_Barrier on
+#     hcomm, MPI_Bcast of 4-256 KiB to MPI);
 #  3. HCCL_TOPO_RING_ORDER: a RING AllReduce on 2 x 2 round robin sends
 #     3 MiB across the hosts per MiB in topology order, 6 MiB in rank
 #     order; the ring collectives in rank order are exact;
@@ -52,7 +55,7 @@ export HCOMM_CLUSTER_NAME
 full=${HCOMM_CLUSTER_FULL:-}
 shapes=${HC_CLUSTER_SHAPES:-2x2 3x2 4x1}
 [ "$full" = 0 ] && full=
-for p in test_coll test_topo test_soak test_algos test_split test_hostfail; do
+for p in test_coll test_topo test_soak test_algos test_split test_hostfail test_mpidrop; do
     if [ ! -x "$top_builddir/test/mpi/$p" ]; then
         echo "cluster.sh: $top_builddir/test/mpi/$p: no such program (not built?)" >&2
         exit 99
@@ -138,6 +141,26 @@ for shape in $shapes; do
     [ "$shape" = 4x1 ] ||
         check_run "wire $shape" "$B/test_topo" wire 1048576 4
 done
+
+# The MPI drop-in across hosts, 2 hosts x 1 rank (every communicator of 2
+# or more ranks spans both): test_mpidrop passes, and the built-in sizes
+# are the cross-host ones (src/api/mpidrop.c): MPI_Allreduce and
+# MPI_Barrier, which one host leaves to MPI at small sizes, run on hcomm;
+# MPI_Bcast of 4-256 KiB goes to MPI
+echo "=== the MPI drop-in, 2 hosts x 1 rank"
+on_shape 2x1
+$tmo sh "$tool" run -np 2 --map-by node -x "LD_PRELOAD=$top_builddir/.libs/libhcomm_mpi.so" \
+    -x HCOMM_MPI_STATS=1 -- "$B/test_mpidrop" >"$tmp/drop.log" 2>&1
+rc=$?
+grep -E "passed|hcomm-mpi: (allreduce|bcast|barrier) " "$tmp/drop.log" | sort -u
+[ $rc -eq 0 ] && grep -q "test_mpidrop: 2 rank(s): passed" "$tmp/drop.log" ||
+    { tail -20 "$tmp/drop.log"; fail "drop-in across hosts (rc=$rc)"; }
+grep "^hcomm-mpi: allreduce " "$tmp/drop.log" | grep -q "built-in" &&
+    fail "drop-in across hosts: an MPI_Allreduce went to MPI for its size"
+grep -q "^hcomm-mpi: barrier  *hcomm [1-9]" "$tmp/drop.log" ||
+    fail "drop-in across hosts: no MPI_Barrier ran on hcomm"
+grep -q "^hcomm-mpi: bcast .*built-in MPI size [1-9]" "$tmp/drop.log" ||
+    fail "drop-in across hosts: no MPI_Bcast of 4-256 KiB went to MPI"
 
 # hcomm-perf across hosts: its barrier before each call is hcomm's (MPI's
 # leaves the ranks milliseconds apart there: docs/CLUSTER.md)
