@@ -748,6 +748,7 @@ typedef struct {
     uint32_t pos[5];        /* its index in each link's flow list */
     uint32_t hpos;          /* its event's place in the flow heap; UINT32_MAX: none */
     double rem, rate, tlast, lat;
+    double tend;            /* when its flow is due (flow_due) */
     double cpu;             /* seconds of the CPU link a byte of its message needs */
 } chan_t;
 
@@ -874,6 +875,7 @@ static void fh_remove(run_t *r, uint32_t id)
 static void flow_due(run_t *r, uint32_t id, double t)
 {
     chan_t *c = &r->ch[id];
+    c->tend = t;
     if (t <= r->now) {
         fh_remove(r, id);
         fifo_push(r, t, id, EV_FLOW, c->ver);
@@ -1010,6 +1012,17 @@ static double chan_rate(const run_t *r, const chan_t *c)
     return rate;
 }
 
+/* Flow o's bytes left at time t. One due by t has none left, whatever the
+ * rounding of rate x time: flows due at one time end at it in any order
+ * (the same times whichever of them the replay takes first). */
+static void advance(chan_t *o, double t)
+{
+    o->rem = t >= o->tend ? 0 : o->rem - o->rate * (t - o->tlast);
+    if (o->rem < 0)
+        o->rem = 0;
+    o->tlast = t;
+}
+
 /* Bring the flows on the links of channel c up to time t, with new rates. */
 static void reshare(run_t *r, const chan_t *c, double t)
 {
@@ -1018,10 +1031,7 @@ static void reshare(run_t *r, const chan_t *c, double t)
         for (uint32_t i = 0; i < l->nf; i++) {
             const uint32_t id = l->f[i];
             chan_t *o = &r->ch[id];
-            o->rem -= o->rate * (t - o->tlast);
-            if (o->rem < 0)
-                o->rem = 0;
-            o->tlast = t;
+            advance(o, t);
             o->rate = chan_rate(r, o);
             o->ver++;
             flow_due(r, id, t + o->rem / o->rate);
@@ -1037,13 +1047,8 @@ static void flow_start(run_t *r, uint32_t id, double t)
     /* the others on its links first, at their old rates up to now */
     for (uint32_t k = 0; k < c->nl; k++) {
         const link_t *l = &r->lk[c->link[k]];
-        for (uint32_t i = 0; i < l->nf; i++) {
-            chan_t *o = &r->ch[l->f[i]];
-            o->rem -= o->rate * (t - o->tlast);
-            if (o->rem < 0)
-                o->rem = 0;
-            o->tlast = t;
-        }
+        for (uint32_t i = 0; i < l->nf; i++)
+            advance(&r->ch[l->f[i]], t);
     }
     for (uint32_t k = 0; k < c->nl; k++) {
         link_t *l = &r->lk[c->link[k]];
@@ -1069,6 +1074,7 @@ static void flow_start(run_t *r, uint32_t id, double t)
     }
     c->rate = 0;
     c->tlast = t;
+    c->tend = INFINITY;
     reshare(r, c, t);
 }
 
