@@ -8,7 +8,9 @@
  * a step (kind, bytes, its dependents, its missing inputs) and a list of
  * dependents; each SEND matched with its RECV by (sender, receiver, tag);
  * then replayed in time order from a heap of completion and arrival events
- * and a heap of the flowing channels' ends.
+ * and a heap of the flowing channels' ends. When a rotation of the ranks is
+ * a symmetry of the machine and of the schedules as built, only the ranks
+ * of one period are flattened and replayed ("replay by symmetry" below).
  */
 #include "tools/hcomm-sim.h"
 
@@ -327,6 +329,7 @@ struct hs_sim {
     uint32_t n, nnodes, nracks;
     int uplinks;      /* the rack uplinks can be a bottleneck (hs_create) */
     uint64_t max_steps;
+    int every_rank;   /* hs_set_every_rank: no replay by symmetry */
     /* per rank: node and rack (numbered as topo/ numbers them) */
     uint32_t *node_of, *rack_of;
     /* the flattened schedules of one run (grown, kept between runs) */
@@ -352,6 +355,11 @@ const hc_topo_view_t *hs_view(const hs_sim_t *s)
 void hs_set_max_steps(hs_sim_t *s, uint64_t max)
 {
     s->max_steps = max;
+}
+
+void hs_set_every_rank(hs_sim_t *s, int on)
+{
+    s->every_rank = on;
 }
 
 static double now_s(void)
@@ -571,18 +579,19 @@ static int grow_steps(hs_sim_t *s, uint64_t need)
     return 0;
 }
 
-static int grow_succ(hs_sim_t *s, uint64_t need)
+/* Room for `need` in *v (capacity *cap, doubled from `first`). */
+static int grow_u32(uint32_t **v, uint64_t *cap, uint64_t need, uint64_t first)
 {
-    if (need <= s->succ_cap)
+    if (need <= *cap)
         return 0;
-    uint64_t c = s->succ_cap ? s->succ_cap : 4096;
+    uint64_t c = *cap ? *cap : first;
     while (c < need)
         c *= 2;
-    uint32_t *q = realloc(s->succ, c * sizeof(uint32_t));
+    uint32_t *q = realloc(*v, c * sizeof(uint32_t));
     if (q == NULL)
         return -1;
-    s->succ = q;
-    s->succ_cap = c;
+    *v = q;
+    *cap = c;
     return 0;
 }
 
@@ -748,12 +757,15 @@ typedef struct {
     uint32_t pos[5];        /* its index in each link's flow list */
     uint32_t hpos;          /* its event's place in the flow heap; UINT32_MAX: none */
     double rem, rate, tlast, lat;
+    double tend;            /* when its flow is due (flow_due) */
     double cpu;             /* seconds of the CPU link a byte of its message needs */
 } chan_t;
 
 typedef struct {
     double cap;
     uint32_t *f, nf, capf;  /* channels flowing through it */
+    uint32_t mult;          /* the flows of the whole machine on it a flow here stands
+                             * for (replay by symmetry: the rotations that keep it) */
 } link_t;
 
 typedef struct {
@@ -769,6 +781,7 @@ typedef struct {
     uint32_t *cid;          /* per pair (hs_sim_t.pairs): its channel; UINT32_MAX */
     link_t *lk;             /* port tx [n], port rx [n], NIC tx [nn], NIC rx [nn],
                              * uplink [nr], downlink [nr], the CPU link [1] */
+    uint32_t *lrep;         /* per link: the one of its orbit that stands for it */
     uint32_t nlk, cpu;      /* cpu: the CPU link's index (UINT32_MAX: none) */
     double *engine;
     double end;
@@ -874,6 +887,7 @@ static void fh_remove(run_t *r, uint32_t id)
 static void flow_due(run_t *r, uint32_t id, double t)
 {
     chan_t *c = &r->ch[id];
+    c->tend = t;
     if (t <= r->now) {
         fh_remove(r, id);
         fifo_push(r, t, id, EV_FLOW, c->ver);
@@ -993,6 +1007,8 @@ static uint32_t channel(run_t *r, uint32_t p)
         if (r->cpu != UINT32_MAX)
             c->link[c->nl++] = r->cpu;
     }
+    for (uint32_t k = 0; k < c->nl; k++)
+        c->link[k] = r->lrep[c->link[k]];
     r->cid[p] = r->nch;
     return r->nch++;
 }
@@ -1003,11 +1019,23 @@ static double chan_rate(const run_t *r, const chan_t *c)
     double rate = 0;
     for (uint32_t k = 0; k < c->nl; k++) {
         const link_t *l = &r->lk[c->link[k]];
-        const double sh = l->cap / (double)l->nf / (c->link[k] == r->cpu ? c->cpu : 1.0);
+        const double sh =
+            l->cap / ((double)l->nf * (double)l->mult) / (c->link[k] == r->cpu ? c->cpu : 1.0);
         if (k == 0 || sh < rate)
             rate = sh;
     }
     return rate;
+}
+
+/* Flow o's bytes left at time t. One due by t has none left, whatever the
+ * rounding of rate x time: flows due at one time end at it in any order
+ * (the same times whichever of them the replay takes first). */
+static void advance(chan_t *o, double t)
+{
+    o->rem = t >= o->tend ? 0 : o->rem - o->rate * (t - o->tlast);
+    if (o->rem < 0)
+        o->rem = 0;
+    o->tlast = t;
 }
 
 /* Bring the flows on the links of channel c up to time t, with new rates. */
@@ -1018,10 +1046,7 @@ static void reshare(run_t *r, const chan_t *c, double t)
         for (uint32_t i = 0; i < l->nf; i++) {
             const uint32_t id = l->f[i];
             chan_t *o = &r->ch[id];
-            o->rem -= o->rate * (t - o->tlast);
-            if (o->rem < 0)
-                o->rem = 0;
-            o->tlast = t;
+            advance(o, t);
             o->rate = chan_rate(r, o);
             o->ver++;
             flow_due(r, id, t + o->rem / o->rate);
@@ -1037,13 +1062,8 @@ static void flow_start(run_t *r, uint32_t id, double t)
     /* the others on its links first, at their old rates up to now */
     for (uint32_t k = 0; k < c->nl; k++) {
         const link_t *l = &r->lk[c->link[k]];
-        for (uint32_t i = 0; i < l->nf; i++) {
-            chan_t *o = &r->ch[l->f[i]];
-            o->rem -= o->rate * (t - o->tlast);
-            if (o->rem < 0)
-                o->rem = 0;
-            o->tlast = t;
-        }
+        for (uint32_t i = 0; i < l->nf; i++)
+            advance(&r->ch[l->f[i]], t);
     }
     for (uint32_t k = 0; k < c->nl; k++) {
         link_t *l = &r->lk[c->link[k]];
@@ -1069,6 +1089,7 @@ static void flow_start(run_t *r, uint32_t id, double t)
     }
     c->rate = 0;
     c->tlast = t;
+    c->tend = INFINITY;
     reshare(r, c, t);
 }
 
@@ -1156,6 +1177,7 @@ static void run_free(run_t *r)
     for (uint32_t i = 0; r->lk && i < r->nlk; i++)
         free(r->lk[i].f);
     free(r->lk);
+    free(r->lrep);
     free(r->engine);
 }
 
@@ -1180,6 +1202,118 @@ static int rkey_cmp(const void *a, const void *b)
 {
     const rkey_t *x = a, *y = b;
     return x->key < y->key ? -1 : x->key > y->key;
+}
+
+/* ---- replay by symmetry ----
+ *
+ * Rotating the ranks by k (rank r to (r + k) mod n, k dividing n) is a
+ * symmetry of the machine when it moves nodes onto nodes and racks onto
+ * racks (every link of a kind has the same bandwidth and latency); it is
+ * one of the run when, besides, rank r + k's schedule is rank r's with
+ * every peer moved by k. Then every rank's steps take the times of its
+ * image's, every link carries what its image carries, and replaying ranks
+ * 0 .. k-1 gives the run's times: a message to rank p = p0 + j k (p0 < k)
+ * is the image of one to p0 from the sender moved by -j k, a link stands
+ * for its orbit (a flow on it for the flows of the whole machine on that
+ * link: as many as the rotations that keep the link), and a flow's share
+ * comes from those counts. The replay of every rank takes the events of
+ * one time in an order no rotation keeps (heap and channel numbers); what
+ * makes its times independent of that order: a flow due at a time ends
+ * then (advance), and a message arrives a latency after it was sent. */
+
+/* Map fwd (from[r] -> from[(r + k) % n], values < lim) into map[lim];
+ * 0, or -1 when two ranks of one node (rack) go to different ones. */
+static int rotation_map(const uint32_t *from, uint32_t n, uint32_t k, uint32_t lim,
+                        uint32_t *map)
+{
+    for (uint32_t i = 0; i < lim; i++)
+        map[i] = UINT32_MAX;
+    for (uint32_t r = 0; r < n; r++) {
+        const uint32_t a = from[r], b = from[(r + k) % n];
+        if (a >= lim || b >= lim || (map[a] != UINT32_MAX && map[a] != b))
+            return -1;
+        map[a] = b;
+    }
+    return 0; /* onto the nodes (racks) that hold ranks, so one to one there */
+}
+
+/* The least k > after dividing n whose rotation is a symmetry of the
+ * machine (n: none). Not with a latency of 0: a message would arrive at
+ * the time it was sent, its RECV run among the events of that time in the
+ * order the replay takes the senders', which no rotation keeps. */
+static uint32_t machine_period(const hs_sim_t *s, uint32_t after, uint32_t *nmap,
+                               uint32_t *rmap)
+{
+    if (s->every_rank || !(s->m.intra.lat > 0) || !(s->m.nic.lat > 0))
+        return s->n;
+    for (uint32_t k = after + 1; k < s->n; k++)
+        if (s->n % k == 0 && rotation_map(s->node_of, s->n, k, s->nnodes, nmap) == 0 &&
+            rotation_map(s->rack_of, s->n, k, s->nracks, rmap) == 0)
+            return k;
+    return s->n;
+}
+
+/* Each link's representative (the least link of its orbit under the
+ * rotation by k) and, on it, how many rotations keep the link. */
+static int link_orbits(run_t *r, uint32_t k, const uint32_t *nmap, const uint32_t *rmap)
+{
+    const hs_sim_t *s = r->s;
+    const uint32_t n = s->n, nn = s->nnodes, nr = s->nracks, rot = n / k;
+    uint32_t *next = malloc(r->nlk * sizeof(uint32_t));
+    r->lrep = malloc(r->nlk * sizeof(uint32_t));
+    if (next == NULL || r->lrep == NULL) {
+        free(next);
+        return -1;
+    }
+    for (uint32_t l = 0; l < r->nlk; l++) {
+        uint32_t to = l; /* the CPU link, and links of no rank's node or rack */
+        if (k == n)
+            ;
+        else if (l < 2 * n)
+            to = l / n * n + (l % n + k) % n;
+        else if (l < 2 * n + 2 * nn) {
+            const uint32_t d = (l - 2 * n) % nn;
+            if (nmap[d] != UINT32_MAX)
+                to = l - d + nmap[d];
+        } else if (l < 2 * n + 2 * nn + 2 * nr) {
+            const uint32_t d = (l - 2 * n - 2 * nn) % nr;
+            if (rmap[d] != UINT32_MAX)
+                to = l - d + rmap[d];
+        }
+        next[l] = to;
+        r->lrep[l] = UINT32_MAX;
+    }
+    for (uint32_t l = 0; l < r->nlk; l++) {
+        if (r->lrep[l] != UINT32_MAX)
+            continue;
+        uint32_t len = 0; /* l is the least of its orbit: the others come later */
+        for (uint32_t x = l; len == 0 || x != l; x = next[x], len++)
+            r->lrep[x] = l;
+        r->lk[l].mult = rot / len;
+    }
+    free(next);
+    return 0;
+}
+
+/* Rank q's schedule sc is rank q0's (flattened at s->st + s->base[q0],
+ * its dependencies at deps) with every peer moved by q - q0. */
+static int same_shifted(const hs_sim_t *s, const hc_sched_t *sc, uint32_t q, uint32_t q0,
+                        const uint32_t *deps)
+{
+    const step_t *d = s->st + s->base[q0];
+    if (sc->nsteps != s->base[q0 + 1] - s->base[q0])
+        return 0;
+    for (uint32_t i = 0; i < sc->nsteps; i++, d++) {
+        const hc_step_t *st = &sc->steps[i];
+        const int msg = st->kind == HC_STEP_SEND || st->kind == HC_STEP_RECV;
+        if (st->kind != d->kind || st->bytes != d->bytes || st->tag != d->aux ||
+            st->ndeps != d->pending - (st->kind == HC_STEP_RECV) ||
+            (msg && st->peer != (d->peer + q - q0) % s->n) ||
+            memcmp(sc->deps + st->dep_off, deps, st->ndeps * sizeof(uint32_t)) != 0)
+            return 0;
+        deps += st->ndeps;
+    }
+    return 1;
 }
 
 int hs_run(hs_sim_t *s, hc_coll_t coll, uint64_t bytes, const char *algo, int blind,
@@ -1211,19 +1345,31 @@ int hs_replay(hs_sim_t *s, hs_build_fn build, void *bctx, hs_result_t *res, char
     int rc;
     memset(res, 0, sizeof(*res));
     const double t0 = now_s();
-    /* build and flatten every rank's schedule; a rank's dependents from
-     * its dependencies (cnt: per step of the rank, then fill cursors) */
+    const uint32_t n = s->n, nn = s->nnodes, nr = s->nracks;
+    /* build every rank's schedule; flatten those of ranks 0 .. k-1 (k: the
+     * period of a rotation of the machine, tried in increasing order, n
+     * last), the others must be theirs moved (rank k is built right after
+     * rank 0, to try a period cheaply); a rank's dependents from its
+     * dependencies (cnt: per step of the rank, then fill cursors) */
     hc_sched_t sc;
     hc_sched_init(&sc, 4);
     uint64_t ns = 0, nsucc = 0, nrecv = 0;
     rkey_t *rk = NULL;
     uint64_t rk_cap = 0;
-    uint32_t *cnt = NULL, cnt_cap = 0;
-    uint32_t *rk_base = calloc(s->n + 1, sizeof(uint32_t));
-    if (rk_base == NULL)
+    uint32_t *cnt = NULL;
+    uint64_t cnt_cap = 0;
+    uint32_t *rk_base = calloc(n + 1, sizeof(uint32_t));
+    uint32_t *rdeps = NULL; /* the flattened ranks' dependencies, in step order */
+    uint64_t rdeps_cap = 0;
+    uint32_t *nmap = malloc(nn * sizeof(uint32_t)), *rmap = malloc(nr * sizeof(uint32_t));
+    if (rk_base == NULL || nmap == NULL || rmap == NULL)
         goto oom;
     const char *name = "?";
-    for (uint32_t q = 0; q < s->n; q++) {
+    uint32_t k = machine_period(s, 0, nmap, rmap);
+restart:
+    ns = nsucc = nrecv = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        const uint32_t q = k == n ? i : i == 0 ? 0 : i == 1 ? k : i <= k ? i - 1 : i;
         hc_sched_reset(&sc);
         rc = build(bctx, q, &sc);
         if (rc == HCCL_SUCCESS && sc.err)
@@ -1234,41 +1380,41 @@ int hs_replay(hs_sim_t *s, hs_build_fn build, void *bctx, hs_result_t *res, char
             snprintf(err, errlen, "%s: rank %u's schedule does not build (%d)", name, q, rc);
             goto fail;
         }
+        if (q >= k) { /* not replayed: the same as its image's, or no symmetry */
+            if (!same_shifted(s, &sc, q, q % k, rdeps + s->st[s->base[q % k]].succ)) {
+                k = machine_period(s, k, nmap, rmap);
+                goto restart;
+            }
+            continue;
+        }
         if (ns + sc.nsteps > s->max_steps || ns + sc.nsteps >= UINT32_MAX ||
             nsucc + sc.ndeps >= UINT32_MAX) {
             snprintf(err, errlen, "%s on %u ranks needs more than %llu steps (--max-steps; "
-                     "about %d bytes of memory each)", name, s->n,
+                     "about %d bytes of memory each)", name, n,
                      (unsigned long long)s->max_steps, HS_STEP_BYTES);
             rc = HCCL_E_MEMORY;
             goto fail;
         }
-        if (grow_steps(s, ns + sc.nsteps) != 0 || grow_succ(s, nsucc + sc.ndeps) != 0)
+        if (grow_steps(s, ns + sc.nsteps) != 0 ||
+            grow_u32(&s->succ, &s->succ_cap, nsucc + sc.ndeps, 4096) != 0 ||
+            (k < n && grow_u32(&rdeps, &rdeps_cap, nsucc + sc.ndeps, 4096) != 0) ||
+            grow_u32(&cnt, &cnt_cap, (uint64_t)sc.nsteps + 1, 1024) != 0)
             goto oom;
-        if (sc.nsteps + 1 > cnt_cap) {
-            uint32_t c = cnt_cap ? cnt_cap : 1024;
-            while (c < sc.nsteps + 1)
-                c *= 2;
-            uint32_t *x = realloc(cnt, c * sizeof(uint32_t));
-            if (x == NULL)
-                goto oom;
-            cnt = x;
-            cnt_cap = c;
-        }
         s->base[q] = (uint32_t)ns;
         rk_base[q] = (uint32_t)nrecv;
         memset(cnt, 0, (sc.nsteps + 1) * sizeof(uint32_t));
-        for (uint32_t k = 0; k < sc.ndeps; k++)
-            cnt[sc.deps[k] + 1]++;
-        for (uint32_t i = 0; i < sc.nsteps; i++)
-            cnt[i + 1] += cnt[i];
-        for (uint32_t i = 0; i < sc.nsteps; i++) {
-            const hc_step_t *st = &sc.steps[i];
-            const uint64_t g = ns + i;
+        for (uint32_t j = 0; j < sc.ndeps; j++)
+            cnt[sc.deps[j] + 1]++;
+        for (uint32_t j = 0; j < sc.nsteps; j++)
+            cnt[j + 1] += cnt[j];
+        for (uint32_t j = 0; j < sc.nsteps; j++) {
+            const hc_step_t *st = &sc.steps[j];
+            const uint64_t g = ns + j;
             if (st->kind != HC_STEP_SEND && st->kind != HC_STEP_RECV &&
                 st->kind != HC_STEP_REDUCE && st->kind != HC_STEP_COPY &&
                 st->kind != HC_STEP_NOP) {
                 snprintf(err, errlen, "%s: rank %u step %u is a shared-memory step (kind %u), "
-                         "which the simulator does not model", name, q, i, st->kind);
+                         "which the simulator does not model", name, q, j, st->kind);
                 rc = HCCL_E_NOT_SUPPORT;
                 goto fail;
             }
@@ -1278,7 +1424,7 @@ int hs_replay(hs_sim_t *s, hs_build_fn build, void *bctx, hs_result_t *res, char
             d->bytes = st->bytes;
             d->aux = st->tag;
             d->qnext = UINT32_MAX;
-            d->succ = (uint32_t)nsucc + cnt[i];
+            d->succ = (uint32_t)nsucc + cnt[j];
             d->pending = st->ndeps + (st->kind == HC_STEP_RECV);
             if (st->kind == HC_STEP_RECV) {
                 if (nrecv == rk_cap) {
@@ -1294,38 +1440,43 @@ int hs_replay(hs_sim_t *s, hs_build_fn build, void *bctx, hs_result_t *res, char
                 nrecv++;
             }
         }
-        /* step i joins the dependents of each of its dependencies */
-        for (uint32_t i = 0; i < sc.nsteps; i++) {
-            const hc_step_t *st = &sc.steps[i];
-            for (uint32_t k = st->dep_off; k < st->dep_off + st->ndeps; k++)
-                s->succ[nsucc + cnt[sc.deps[k]]++] = (uint32_t)(ns + i);
+        /* step j joins the dependents of each of its dependencies */
+        for (uint64_t j = 0, o = nsucc; j < sc.nsteps; j++) {
+            const hc_step_t *st = &sc.steps[j];
+            for (uint32_t x = st->dep_off; x < st->dep_off + st->ndeps; x++) {
+                s->succ[nsucc + cnt[sc.deps[x]]++] = (uint32_t)(ns + j);
+                if (k < n)
+                    rdeps[o++] = sc.deps[x];
+            }
         }
         ns += sc.nsteps;
         nsucc += sc.ndeps;
+        s->base[q + 1] = (uint32_t)ns;
     }
-    s->base[s->n] = (uint32_t)ns;
-    rk_base[s->n] = (uint32_t)nrecv;
     s->st[ns].succ = (uint32_t)nsucc;
+    rk_base[k] = (uint32_t)nrecv;
     free(cnt);
     cnt = NULL;
     hc_sched_free(&sc);
     hc_sched_init(&sc, 4);
-    /* match each SEND with its RECV: (sender, receiver, tag) */
-    for (uint32_t q = 0; q < s->n; q++)
+    /* match each SEND with its RECV: (sender, receiver, tag); a RECV of
+     * rank p = p0 + j k is its image's, rank p0's from the sender moved by
+     * -j k */
+    for (uint32_t q = 0; q < k; q++)
         qsort(rk + rk_base[q], rk_base[q + 1] - rk_base[q], sizeof(rkey_t), rkey_cmp);
     uint64_t nsend = 0;
     pairs_t ph = {0};
     s->npairs = 0;
-    for (uint32_t q = 0; q < s->n; q++)
+    for (uint32_t q = 0; q < k; q++)
         for (uint32_t g = s->base[q]; g < s->base[q + 1]; g++) {
             step_t *d = &s->st[g];
             if (d->kind != HC_STEP_SEND)
                 continue;
-            const uint32_t p = d->peer;
-            rkey_t key = {(uint64_t)q << 20 | d->aux, 0};
-            rkey_t *hit = p < s->n ? bsearch(&key, rk + rk_base[p], rk_base[p + 1] - rk_base[p],
-                                             sizeof(rkey_t), rkey_cmp)
-                                   : NULL;
+            const uint32_t p = d->peer, p0 = p % k, img = (q + n - (p - p0)) % n;
+            rkey_t key = {(uint64_t)img << 20 | d->aux, 0};
+            rkey_t *hit = p < n ? bsearch(&key, rk + rk_base[p0], rk_base[p0 + 1] - rk_base[p0],
+                                          sizeof(rkey_t), rkey_cmp)
+                                : NULL;
             if (hit == NULL || hit->g == UINT32_MAX) {
                 snprintf(err, errlen, "%s: rank %u sends to rank %u with tag %u, which no "
                          "RECV of rank %u takes", name, q, p, d->aux, p);
@@ -1356,22 +1507,27 @@ int hs_replay(hs_sim_t *s, hs_build_fn build, void *bctx, hs_result_t *res, char
     rk = NULL;
     free(rk_base);
     rk_base = NULL;
+    free(rdeps);
+    rdeps = NULL;
     res->build_s = now_s() - t0;
-    res->steps = ns;
-    res->messages = nsend;
+    res->ranks = k;
+    res->steps = ns * (n / k);
+    res->messages = nsend * (n / k);
     /* replay */
     const double t1 = now_s();
     run_t r = {.s = s};
-    const uint32_t n = s->n, nn = s->nnodes, nr = s->nracks;
     r.nlk = 2 * n + 2 * nn + 2 * nr + (s->m.cpu_bw > 0);
     r.cpu = s->m.cpu_bw > 0 ? r.nlk - 1 : UINT32_MAX;
     r.lk = calloc(r.nlk, sizeof(link_t));
     r.engine = calloc(n, sizeof(double));
     r.cid = malloc(((size_t)s->npairs + 1) * sizeof(uint32_t));
-    if (!r.lk || !r.engine || !r.cid) {
+    if (!r.lk || !r.engine || !r.cid || link_orbits(&r, k, nmap, rmap) != 0) {
         run_free(&r);
         goto oom;
     }
+    free(nmap);
+    free(rmap);
+    nmap = rmap = NULL;
     memset(r.cid, 0xff, ((size_t)s->npairs + 1) * sizeof(uint32_t));
     for (uint32_t i = 0; i < r.nlk; i++)
         r.lk[i].cap = i < 2 * n ? s->m.intra.bw : i < 2 * n + 2 * nn ? s->m.nic.bw
@@ -1418,8 +1574,8 @@ int hs_replay(hs_sim_t *s, hs_build_fn build, void *bctx, hs_result_t *res, char
         done++;
         if (t > r.end)
             r.end = t;
-        for (uint32_t k = s->st[g].succ; k < s->st[g + 1].succ; k++)
-            input(&r, s->succ[k], t);
+        for (uint32_t x = s->st[g].succ; x < s->st[g + 1].succ; x++)
+            input(&r, s->succ[x], t);
     }
     const int oom = r.oom;
     res->time = r.end;
@@ -1439,6 +1595,9 @@ oom:
 fail:
     free(rk);
     free(rk_base);
+    free(rdeps);
+    free(nmap);
+    free(rmap);
     free(cnt);
     hc_sched_free(&sc);
     return rc;

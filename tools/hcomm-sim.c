@@ -1,7 +1,8 @@
 /*
  * tools/hcomm-sim.c - time hcomm's real schedules on a model of a machine
  * (docs/SCALE.md; the model: tools/hcomm-sim.h). No MPI, no network: one
- * process builds every rank's schedule and replays them.
+ * process builds every rank's schedule and replays them (one period of
+ * ranks when a rotation of the ranks is a symmetry: hs_set_every_rank).
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -22,7 +23,7 @@ static void usage(FILE *f)
 "usage: hcomm-sim [--machine NAME] [--nodes N] [--ranks-per-node R] [--racks K]\n"
 "                 [--round-robin] [--topo FILE] [link options] [-C COLL] [-b MIN]\n"
 "                 [-e MAX] [-f FACTOR] [-a ALGO,...|all|auto] [--blind] [-l]\n"
-"                 [--max-steps N] [--presets] [-h]\n"
+"                 [--max-steps N] [--every-rank] [--presets] [-h]\n"
 "Times hcomm's schedules (built by the library's own builders for every rank)\n"
 "on a model of a machine, and prints per size each algorithm's time, what the\n"
 "built-in selection table (or HCCL_TUNE_FILE) chooses, and the fastest.\n"
@@ -64,8 +65,11 @@ static void usage(FILE *f)
 "  -l         one line per size and algorithm: coll ranks bytes algo time_us\n"
 "             algbw_GBs busbw_GBs steps messages build_s run_s (table: the\n"
 "             row of the table's choice)\n"
-"  --max-steps N   refuse runs of more steps (all ranks; default %llu, about\n"
-"             %d bytes each)\n",
+"  --max-steps N   refuse runs of more steps (of the ranks replayed; default\n"
+"             %llu, about %d bytes each)\n"
+"  --every-rank    replay every rank; by default, when rotating the ranks by k\n"
+"             is a symmetry of the machine and of the schedules as built, only\n"
+"             ranks 0..k-1 are replayed (the same times, steps and messages)\n",
             (unsigned long long)HS_MAX_STEPS_DEFAULT, HS_STEP_BYTES);
 }
 
@@ -79,7 +83,7 @@ static const struct {
     {"alltoall", HC_COLL_ALLTOALL},
 };
 
-enum { O_BLIND = 256, O_MAXSTEPS, O_PRESETS };
+enum { O_BLIND = 256, O_MAXSTEPS, O_PRESETS, O_EVERY };
 
 static int bad(const char *opt, const char *v)
 {
@@ -91,11 +95,12 @@ int main(int argc, char **argv)
 {
     static const struct option lo[] = {
         {"blind", 0, 0, O_BLIND}, {"max-steps", 1, 0, O_MAXSTEPS}, {"presets", 0, 0, O_PRESETS},
+        {"every-rank", 0, 0, O_EVERY},
         {"help", 0, 0, 'h'}, {0, 0, 0, 0}};
     const char *topo = NULL, *cname = "allreduce", *alist = "all";
     uint64_t minb = 64 << 10, maxb = 64 << 20, max_steps = HS_MAX_STEPS_DEFAULT;
     double factor = 4;
-    int blind = 0, longfmt = 0, opt;
+    int blind = 0, longfmt = 0, every = 0, opt;
     hs_machine_t m;
     char err[512];
     if (hs_machine_args(&argc, argv, &m, &topo, err, sizeof(err)) != 0) {
@@ -106,6 +111,7 @@ int main(int argc, char **argv)
     while ((opt = getopt_long(argc, argv, "C:b:e:f:a:lh", lo, NULL)) != -1) {
         switch (opt) {
         case O_BLIND: blind = 1; break;
+        case O_EVERY: every = 1; break;
         case O_MAXSTEPS: {
             char *end;
             max_steps = strtoull(optarg, &end, 10);
@@ -170,6 +176,7 @@ int main(int argc, char **argv)
         return 1;
     }
     hs_set_max_steps(s, max_steps);
+    hs_set_every_rank(s, every);
     const uint32_t n = hs_nranks(s);
     const hc_topo_view_t *v = hs_view(s);
     if (topo)

@@ -30,6 +30,10 @@
  * bytes / cpu_bw + cpu_msg seconds of it, shared equally among the
  * messages on it.
  *
+ * Every rank's schedule is built; when rotating the ranks is a symmetry
+ * of the machine and of those schedules, only one period of ranks is
+ * replayed (hs_set_every_rank).
+ *
  * Shared-memory and single-copy algorithms (DIRECT, CMA: flags and loads
  * between the processes of one host) are not simulated: the arguments say
  * there is no shared staging, as on several hosts.
@@ -97,15 +101,25 @@ typedef struct {
     double time;        /* seconds: the slowest rank's completion */
     uint64_t steps;     /* steps of all ranks */
     uint64_t messages;  /* SEND steps of all ranks */
+    uint32_t ranks;     /* ranks replayed: all, or those of one period of a symmetry
+                         * (hs_set_every_rank) */
     double build_s;     /* CPU seconds building and indexing the schedules */
     double run_s;       /* CPU seconds of the event simulation */
 } hs_result_t;
 
-/* Most steps (all ranks) hs_run accepts, and the memory a step takes
- * (about: its record, its dependents, a RECV's matching key). */
+/* Most steps (of the ranks replayed) hs_run accepts, and the memory a step
+ * takes (about: its record, its dependents, a RECV's matching key). */
 #define HS_MAX_STEPS_DEFAULT 100000000ull
 #define HS_STEP_BYTES 40
 void hs_set_max_steps(hs_sim_t *s, uint64_t max);
+
+/* Replay by symmetry (the default): when rotating the ranks by k (rank r
+ * to r + k mod n) maps the machine's nodes onto nodes and racks onto
+ * racks, and every rank's schedule, as built, is that of rank r - k with
+ * its peers moved by k, only ranks 0 .. k-1 are replayed (the least such
+ * k; hs_replay, tools/hcomm-sim-core.c): the same times, steps and
+ * messages as replaying every rank. on: replay every rank. */
+void hs_set_every_rank(hs_sim_t *s, int on);
 
 /* Time collective coll of `bytes` (one rank's count, float32 sum, root 0)
  * with algorithm algo (NULL: the built-in selection, or HCCL_TUNE_FILE).

@@ -3,7 +3,9 @@
  * answers in closed form (docs/SCALE.md): the ring AllReduce over uniform
  * links, the binomial Broadcast (its concurrent sends sharing the NIC),
  * two messages sharing a NIC, an uplink or the CPU link (half the bandwidth
- * each), the same answer bit for bit on every run, and clear errors for bad input
+ * each), the same answer bit for bit on every run, the replay by symmetry
+ * against the replay of every rank (bit for bit, on symmetric machines and
+ * on one that has no symmetry), and clear errors for bad input
  * (unknown algorithms, shapes, unmatched or deadlocked schedules).
  */
 #include <check.h>
@@ -11,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <hccl/hccl.h>
 
@@ -44,6 +47,16 @@ static hs_machine_t uniform(uint32_t nodes, uint32_t rpn, double lat, double bw)
     m.copy_bw = 1e30;
     m.cpu_bw = 0;
     m.cpu_msg = 0;
+    return m;
+}
+
+/* the fattree preset in another shape */
+static hs_machine_t fattree(uint32_t nodes, uint32_t rpn, uint32_t racks)
+{
+    hs_machine_t m = *hs_preset("fattree");
+    m.nodes = nodes;
+    m.rpn = rpn;
+    m.racks = racks;
     return m;
 }
 
@@ -184,10 +197,7 @@ END_TEST
 START_TEST(test_deterministic)
 {
     clean_env();
-    hs_machine_t m = *hs_preset("fattree");
-    m.nodes = 6;
-    m.rpn = 4;
-    m.racks = 2;
+    const hs_machine_t m = fattree(6, 4, 2);
     static const char *const algos[] = {"RING", "HIER", "DBTREE", "TORUS2D", "HD", NULL};
     for (size_t i = 0; i < sizeof(algos) / sizeof(algos[0]); i++) {
         double t[3];
@@ -213,6 +223,100 @@ START_TEST(test_deterministic)
                           memcmp(&t[0], &t[2], sizeof(double)) == 0,
                       "%s: %.17g %.17g %.17g", algos[i] ? algos[i] : "table", t[0], t[1], t[2]);
     }
+}
+END_TEST
+
+/* Each collective and algorithm on machine m (topology file topo, or
+ * NULL), replayed by symmetry and every rank: the same time bit for bit,
+ * steps and messages. Returns the fewest ranks any run replayed. */
+static uint32_t same_as_every_rank(const hs_machine_t *m, const char *topo, const char *what)
+{
+    static const struct {
+        hc_coll_t coll;
+        const char *algo;
+    } runs[] = {
+        {HC_COLL_ALLREDUCE, "RING"},    {HC_COLL_ALLREDUCE, "HIER"},
+        {HC_COLL_ALLREDUCE, "DBTREE"},  {HC_COLL_ALLREDUCE, "TORUS2D"},
+        {HC_COLL_ALLREDUCE, "HD"},      {HC_COLL_ALLREDUCE, "RD"},
+        {HC_COLL_ALLREDUCE, NULL},      {HC_COLL_ALLGATHER, NULL},
+        {HC_COLL_REDUCESCATTER, NULL},  {HC_COLL_BROADCAST, NULL},
+        {HC_COLL_ALLTOALL, NULL},
+    };
+    /* blocks that divide evenly, and a count that does not */
+    static const uint64_t sizes[] = {3 << 20, (1 << 20) + 4 * 7};
+    char err[512];
+    hs_sim_t *sym = hs_create(m, topo, err, sizeof(err));
+    ck_assert_msg(sym != NULL, "%s: %s", what, err);
+    hs_sim_t *all = hs_create(m, topo, err, sizeof(err));
+    ck_assert_msg(all != NULL, "%s: %s", what, err);
+    hs_set_every_rank(all, 1);
+    const uint32_t n = hs_nranks(sym);
+    uint32_t fewest = n;
+    for (size_t i = 0; i < sizeof(runs) / sizeof(runs[0]); i++)
+        for (size_t z = 0; z < sizeof(sizes) / sizeof(sizes[0]); z++) {
+            hs_result_t a, b;
+            const char *name = runs[i].algo ? runs[i].algo : hc_coll_name(runs[i].coll);
+            int ra = hs_run(all, runs[i].coll, sizes[z], runs[i].algo, 0, NULL, &a, err,
+                            sizeof(err));
+            int rb = hs_run(sym, runs[i].coll, sizes[z], runs[i].algo, 0, NULL, &b, err,
+                            sizeof(err));
+            ck_assert_msg(ra == rb, "%s %s: %d by symmetry, %d every rank (%s)", what, name,
+                          rb, ra, err);
+            if (ra != HCCL_SUCCESS)
+                continue;
+            ck_assert_uint_eq(a.ranks, n);
+            ck_assert_msg(memcmp(&a.time, &b.time, sizeof(double)) == 0 &&
+                              a.steps == b.steps && a.messages == b.messages,
+                          "%s %s %llu bytes: %.17g s %llu steps %llu messages (%u ranks "
+                          "replayed), every rank %.17g s %llu %llu",
+                          what, name, (unsigned long long)sizes[z], b.time,
+                          (unsigned long long)b.steps, (unsigned long long)b.messages, b.ranks,
+                          a.time, (unsigned long long)a.steps, (unsigned long long)a.messages);
+            ck_assert(b.ranks >= 1 && b.ranks <= n && n % b.ranks == 0);
+            if (b.ranks < fewest)
+                fewest = b.ranks;
+        }
+    hs_destroy(sym);
+    hs_destroy(all);
+    return fewest;
+}
+
+START_TEST(test_symmetry)
+{
+    clean_env();
+    /* 16 nodes x 8 in 4 racks: a rotation by a rack's ranks */
+    hs_machine_t m = fattree(16, 8, 4);
+    ck_assert_uint_lt(same_as_every_rank(&m, NULL, "fattree 16x8"), 128);
+    /* uplinks that limit: their flows counted for the whole machine */
+    m = fattree(12, 4, 3);
+    m.uplink_bw = m.nic.bw;
+    ck_assert_uint_lt(same_as_every_rank(&m, NULL, "fattree 12x4, uplinks"), 48);
+    /* round robin: a node's ranks are rotations of each other */
+    m = fattree(8, 4, 1);
+    m.round_robin = 1;
+    ck_assert_uint_lt(same_as_every_rank(&m, NULL, "round robin 8x4"), 32);
+    /* the machine-wide CPU link: every rotation keeps it */
+    m = *hs_preset("emu");
+    m.nodes = 16;
+    ck_assert_uint_lt(same_as_every_rank(&m, NULL, "emu 16"), 16);
+    /* no latency: not replayed by symmetry, the same times */
+    m = fattree(8, 4, 2);
+    m.intra.lat = 0;
+    m.nic.lat = 0;
+    ck_assert_uint_eq(same_as_every_rank(&m, NULL, "no latency"), 32);
+    /* nodes of 3, 5, 4 and 4 ranks: no rotation of the machine */
+    char path[] = "/tmp/check_sim-XXXXXX";
+    const int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    FILE *f = fdopen(fd, "w");
+    ck_assert_ptr_nonnull(f);
+    fprintf(f, "hcomm-topology 1\ncluster uneven\nrack r0\nnode n0 rack=r0\nnode n1 rack=r0\n"
+               "node n2 rack=r0\nnode n3 rack=r0\nrank 0-2 node=n0\nrank 3-7 node=n1\n"
+               "rank 8-11 node=n2\nrank 12-15 node=n3\n");
+    fclose(f);
+    m = *hs_preset("fattree");
+    ck_assert_uint_eq(same_as_every_rank(&m, path, "uneven nodes"), 16);
+    unlink(path);
 }
 END_TEST
 
@@ -290,6 +394,7 @@ static Suite *sim_suite(void)
     tcase_add_test(tc, test_binomial_analytic);
     tcase_add_test(tc, test_contention);
     tcase_add_test(tc, test_deterministic);
+    tcase_add_test(tc, test_symmetry);
     tcase_add_test(tc, test_errors);
     suite_add_tcase(s, tc);
     return s;
