@@ -29,7 +29,11 @@
 #     host3 (HCCL_SPAWN_HOST) joins; host2 killed on 3 x 2. Survivors get
 #     HCCL_E_TIMEOUT or HCCL_E_REMOTE, remove the lost ranks, and go on
 #     with every result right;
-#  6. link down / up, kill, down (its state deleted first, as after a
+#  6. a call that fails at its deadline while a large message is still
+#     arriving (test_abandon, 3 x 1 at 100 Mbit/s; 32 MiB, where the
+#     cancel waits for the receive, and 64 MiB, where it closes the
+#     connection by force): the buffer is not written after the return;
+#  7. link down / up, kill, down (its state deleted first, as after a
 #     crash): the namespaces are gone.
 #
 # HCOMM_CLUSTER_FULL=1: test_coll's whole matrix with MPI's references,
@@ -55,7 +59,7 @@ export HCOMM_CLUSTER_NAME
 full=${HCOMM_CLUSTER_FULL:-}
 shapes=${HC_CLUSTER_SHAPES:-2x2 3x2 4x1}
 [ "$full" = 0 ] && full=
-for p in test_coll test_topo test_soak test_algos test_split test_hostfail test_mpidrop; do
+for p in test_coll test_topo test_soak test_algos test_split test_hostfail test_abandon test_mpidrop; do
     if [ ! -x "$top_builddir/test/mpi/$p" ]; then
         echo "cluster.sh: $top_builddir/test/mpi/$p: no such program (not built?)" >&2
         exit 99
@@ -116,7 +120,7 @@ check_run() {
     log=$tmp/$(echo "$label" | tr -c 'A-Za-z0-9\n' _).log
     crun "$np" "$@" >"$log" 2>&1
     rc=$?
-    grep -E "checks|failures|^wire|xnode|: passed|FAIL" "$log" | head -20
+    grep -E "checks|failures|^wire|xnode|: passed|FAIL|had arrived|written after" "$log" | head -20
     if [ $rc -ne 0 ]; then
         echo "--- the last lines of $label's log:"
         grep -v "^--\|^ *$" "$log" | tail -25
@@ -307,6 +311,20 @@ fault_run() {
 }
 fault_run 4x1 host3 link add
 fault_run 3x2 host2 kill
+
+# A call that fails while a large message is arriving: when it returns, its
+# receive no longer writes into the buffer (test_abandon; src/transport/
+# transport_ucx.c, drain_recv). At 100 Mbit/s a 32 MiB message ends within
+# the 2 s the cancel waits for it; 64 MiB does not, so the connection is
+# closed by force (the log says so)
+echo "=== abandoned receives: 3 hosts x 1 rank at 100 Mbit/s"
+sh "$tool" up 3 --slots 1 --rate 100mbit $netarg >/dev/null || fail "up 3 --rate 100mbit"
+np=3
+sh "$tool" status | grep -c '^host[0-2] .* 100Mbit ' | grep -qx 3 || fail "3 hosts at 100 Mbit/s"
+check_run "abandoned receive 32 MiB" "$B/test_abandon" 33554432
+check_run "abandoned receive 64 MiB" "$B/test_abandon" 67108864
+grep -q 'closing the connection so that it cannot write' "$tmp/abandoned_receive_64_MiB.log" ||
+    fail "abandoned receive 64 MiB: the connection was not closed by force"
 
 echo "=== link down / up, kill, down"
 sh "$tool" link host1 down && sh "$tool" status | grep -q '^host1 .* down ' ||
