@@ -125,13 +125,21 @@ int hc_hplan_init(hc_hplan_t *p, const hc_coll_args_t *a, const hc_hblocks_t *ma
         hc_hplan_free(p);
         return HCCL_E_MEMORY;
     }
+    /* A list holds its slices' blocks unit by unit in the order the
+     * inter-unit ring needs this unit's partials: unit g-1's first (sent
+     * at the first step), then g-2, ... So the network starts as soon as
+     * the intra-unit stage has made the first of them, and every unit's
+     * schedule is unit 0's with the units renumbered by g (hcomm-sim
+     * replays such schedules by symmetry). */
     uint32_t k = 0;
     for (uint32_t i = 0; i < p->S; i++) {
         p->lst_off[i] = k;
         for (uint32_t j = i; j < h->smax; j += p->S)
-            for (uint32_t u = 0; u < h->G; u++)
+            for (uint32_t uu = 0; uu < h->G; uu++) {
+                const uint32_t u = (h->g + h->G - 1 - uu) % h->G;
                 if (j < hc_hier_usize(h, u))
                     p->lst[k++] = hc_hier_member(h, u, j);
+            }
         if (i == h->m)
             for (uint32_t j = i; j < h->smax; j += p->S)
                 p->slices[p->nslices++] = j;

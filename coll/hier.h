@@ -20,7 +20,10 @@
  * served in unit h by member j mod S_h, and holds the blocks of the ranks
  * with index j in their unit (unit h has one iff j < S_h). Member m of unit
  * g serves slices J = {j : j mod S_g = m} and, inside its unit, owns the
- * list L(m) of the blocks of those slices in every unit. Equal units give
+ * list L(m) of the blocks of those slices in every unit, unit by unit in
+ * the order unit g's inter-unit rings need them (g-1, g-2, ...: the
+ * network starts on the first block made, and every unit's schedule is
+ * unit 0's with the units renumbered). Equal units give
  * one slice per member (the usual "per-slice peers"); unequal units give
  * the members of small units several slices. The inter-unit stage is one
  * ring per slice across units, each block crossing a unit boundary once per
