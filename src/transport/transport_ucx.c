@@ -131,9 +131,10 @@ static ucs_status_t failed_notice_cb(void *arg, const void *header, size_t heade
  * collective does not give up merely because a departed member is gone
  * (its part is done). The connection reset that follows is expected, not
  * an error; one seen before the goodbye counts as a failure only when no
- * goodbye came within HC_BYE_GRACE_S (hc_peer_failed). So communicators may be destroyed in any order on different
- * ranks (a torch.distributed job tears its groups down in the order Python
- * frees them), without a closing agreement. */
+ * goodbye came within HC_BYE_GRACE_S (hc_peer_failed). So communicators
+ * may be destroyed in any order on different ranks (a torch.distributed
+ * job tears its groups down in the order Python frees them), without a
+ * closing agreement. */
 static ucs_status_t bye_cb(void *arg, const void *header, size_t header_length, void *data,
                            size_t length, const ucp_am_recv_param_t *param)
 {
