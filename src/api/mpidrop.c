@@ -116,7 +116,8 @@ static struct {
     unsigned min_set;   /* bit per enum coll: named in HCOMM_MPI_MIN_BYTES */
     int stats;
     int keyval;
-    int hosts_keyval;   /* a communicator's host count, once asked (hosts_of) */
+    int hosts_keyval;   /* a communicator's host count, once asked (hosts_count) */
+    unsigned comm_gen;  /* bumped when such a communicator is freed (comm_shape) */
     int wrank;
 } g;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -197,6 +198,7 @@ static int parse_min_bytes(const char *s, uint64_t *min, unsigned *set)
 }
 
 static int comm_delete(MPI_Comm comm, int keyval, void *attr, void *extra);
+static int hosts_delete(MPI_Comm comm, int keyval, void *attr, void *extra);
 
 /* First call after MPI_Init: the settings, the keyval. 0 while MPI is not
  * initialised (or finalised): the call goes to PMPI, which reports it. */
@@ -230,8 +232,8 @@ static int init_slow(void)
         g.enabled = 0;
         g.keyval = MPI_KEYVAL_INVALID;
     }
-    if (PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, MPI_COMM_NULL_DELETE_FN,
-                                &g.hosts_keyval, NULL) != MPI_SUCCESS)
+    if (PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, hosts_delete, &g.hosts_keyval, NULL) !=
+        MPI_SUCCESS)
         g.hosts_keyval = MPI_KEYVAL_INVALID; /* counted again at each call */
     __atomic_store_n(&g.state, 1, __ATOMIC_RELEASE);
     ok = 1;
@@ -250,10 +252,11 @@ static inline int ready(void)
     return init_slow();
 }
 
-/* Counts the call; 1 when it falls through to MPI. */
+/* Counts the call (for HCOMM_MPI_STATS); 1 when it falls through to MPI. */
 static inline int falls(enum coll c, int w)
 {
-    __atomic_fetch_add(&tally_[c][w], 1, __ATOMIC_RELAXED);
+    if (g.stats)
+        __atomic_fetch_add(&tally_[c][w], 1, __ATOMIC_RELAXED);
     return w != W_HCOMM;
 }
 
@@ -614,7 +617,7 @@ static int comm_get(MPI_Comm comm, dc_comm_t **out)
  * first call that asks and kept with the communicator; 0 when MPI cannot
  * say. A collective call: every rank asks at the same call (the routing
  * of a call is decided alike on every rank). */
-static int hosts_of(MPI_Comm comm)
+static int hosts_count(MPI_Comm comm)
 {
     void *v = NULL;
     int flag = 0;
@@ -638,6 +641,50 @@ static int hosts_of(MPI_Comm comm)
     return hosts;
 }
 
+/* The last communicators a thread routed, with their size and host count:
+ * a call that goes to MPI then costs no attribute lookup (Open MPI's takes
+ * a lock). An entry is valid while g.comm_gen is unchanged: freeing any
+ * communicator that has a host count bumps it (hosts_delete), so a handle
+ * that MPI reuses is never taken for the freed one. */
+#define SHAPE_CACHE 4
+static __thread struct {
+    MPI_Comm comm;
+    unsigned gen;
+    int n, hosts;
+} shape_[SHAPE_CACHE];
+static __thread unsigned shape_next_;
+
+static int hosts_delete(MPI_Comm comm, int keyval, void *attr, void *extra)
+{
+    (void)comm, (void)keyval, (void)attr, (void)extra;
+    __atomic_add_fetch(&g.comm_gen, 1, __ATOMIC_RELEASE);
+    return MPI_SUCCESS;
+}
+
+/* comm's size and host count (0 hosts: unknown); 0 when MPI cannot say its
+ * size. */
+static int comm_shape(MPI_Comm comm, int *n, int *hosts)
+{
+    const unsigned gen = __atomic_load_n(&g.comm_gen, __ATOMIC_ACQUIRE);
+    for (int i = 0; i < SHAPE_CACHE; i++)
+        if (shape_[i].comm == comm && shape_[i].gen == gen) {
+            *n = shape_[i].n;
+            *hosts = shape_[i].hosts;
+            return 1;
+        }
+    if (PMPI_Comm_size(comm, n) != MPI_SUCCESS)
+        return 0;
+    *hosts = *n < 2 ? 0 : hosts_count(comm);
+    if (*hosts > 0 && g.hosts_keyval != MPI_KEYVAL_INVALID) { /* kept: its free bumps gen */
+        const unsigned i = shape_next_++ % SHAPE_CACHE;
+        shape_[i].comm = comm;
+        shape_[i].gen = gen;
+        shape_[i].n = *n;
+        shape_[i].hosts = *hosts;
+    }
+    return 1;
+}
+
 /* Whether a built-in row sends this call to MPI. The size of comm is the
  * same on every rank of an intracommunicator (an intercommunicator's calls
  * go to MPI either way), and so is its host count. */
@@ -647,13 +694,9 @@ static int builtin_to_mpi(enum coll c, MPI_Comm comm, uint64_t bytes)
     for (size_t i = 0; i < sizeof builtin_mpi / sizeof builtin_mpi[0]; i++) {
         if (builtin_mpi[i].c != c || bytes < builtin_mpi[i].lo || bytes >= builtin_mpi[i].hi)
             continue;
-        if (n < 0 && PMPI_Comm_size(comm, &n) != MPI_SUCCESS)
+        if (n < 0 && !comm_shape(comm, &n, &hosts))
             return 0; /* comm_get and MPI will say why */
-        if (n < 2)
-            return 0;
-        if (hosts < 0)
-            hosts = hosts_of(comm);
-        if (hosts < 1)
+        if (n < 2 || hosts < 1)
             return 0;
         if ((builtin_mpi[i].where == ONE_HOST) != (hosts == 1))
             continue;

@@ -9,7 +9,8 @@
 #     children: one HcclCommInitMpi bootstrap in the whole run (HCCL_DEBUG=INFO).
 #  3. The settings: HCOMM_MPI_COLLS, HCOMM_MPI_DISABLE, a bad name, and the
 #     built-in sizes that go to MPI (runs 1 and 2 turn them off with
-#     HCOMM_MPI_MIN_BYTES=all:0, so that every size runs on hcomm).
+#     HCOMM_MPI_MIN_BYTES=all:0, so that every size runs on hcomm), also on
+#     a communicator made where a freed one of another size was.
 #  4. A wrong interposer (mpidrop_broken.c) preloaded: test_mpidrop fails.
 # HC_MPIDROP_NPS="2 4" overrides the rank counts of 1.
 set -u
@@ -102,6 +103,12 @@ for c in allreduce bcast; do
         fail "built-in sizes: no $c went to MPI for its size"
     [ "$(hcomm "$c")" -gt 0 ] || fail "built-in sizes: no $c ran on hcomm"
 done
+echo "=== a communicator's size is not taken from a freed one (4 ranks, 2-rank splits and dups)"
+run 4 "$lib" HCOMM_MPI_STATS=1 HC_MPIDROP_SHAPE=1
+[ $? -eq 0 ] || fail "freed communicators: rc != 0"
+grep -q '^hcomm-mpi: allreduce  *hcomm 1200  mpi 1200 (built-in MPI size 1200)' "$out" ||
+    fail "freed communicators: 1200 calls on hcomm and 1200 to MPI expected"
+
 echo "=== HCOMM_MPI_MIN_BYTES=bcast:0,allreduce:5000: that floor instead of the built-in sizes"
 run 2 "$lib" HCOMM_MPI_STATS=1 HCOMM_MPI_MIN_BYTES=bcast:0,allreduce:5000
 [ $? -eq 0 ] || fail "HCOMM_MPI_MIN_BYTES: rc != 0"
