@@ -96,10 +96,11 @@ static const struct {
     {C_ALLGATHER, ONE_HOST, 2, 2, 0, 4 * KiB},
     {C_ALLGATHER, ONE_HOST, 2, 2, 8 * KiB, 512 * KiB},
     {C_ALLGATHER, ONE_HOST, 3, INT_MAX, 0, 256},
-    {C_ALLTOALL, ONE_HOST, 2, 2, 0, 512 * KiB},
+    {C_ALLTOALL, ONE_HOST, 2, 2, 0, 4 * MiB},
     {C_ALLTOALL, ONE_HOST, 3, INT_MAX, 0, 4 * KiB},
-    {C_ALLTOALL, ONE_HOST, 3, INT_MAX, 2 * MiB, UINT64_MAX},
-    {C_RS, ONE_HOST, 2, INT_MAX, 0, 128 * KiB},
+    {C_ALLTOALL, ONE_HOST, 3, INT_MAX, 512 * KiB, UINT64_MAX},
+    {C_RS, ONE_HOST, 2, 2, 0, 128 * KiB},
+    {C_RS, ONE_HOST, 3, INT_MAX, 0, 512 * KiB},
     {C_BARRIER, ONE_HOST, 2, INT_MAX, 0, UINT64_MAX},
     /* 2 hosts: Open MPI's eager root moves on while its message is on the
      * link, hcomm's rendezvous waits for the receiver */
