@@ -398,6 +398,88 @@ static int check_newcomer(hc_comm_t *c, const hc_card_t *ref, const hc_card_t *n
 
 /* ---- add --------------------------------------------------------------- */
 
+/* HcclCommAddMember (2), at the root: accept the newcomer, receive its card
+ * and check it; the verdict, the id (the larger of the members' and the
+ * newcomer's proposals) and the card, renumbered newRank, go into jb. */
+static void meet_newcomer(hc_comm_t *c, const char *fn, uint32_t id, uint32_t newRank,
+                          MPI_Comm *inter, hc_card_t *ref, join_bcast_t *jb)
+{
+    hc_comm_fill_card(c->ctx, c->cfg, 0, ref);
+    jb->status = root_connect(c, fn, inter);
+    if (jb->status == HCCL_SUCCESS) {
+        int mrc = MPI_Recv(&jb->card, sizeof(hc_card_t), MPI_BYTE, 0, JOIN_TAG, *inter,
+                           MPI_STATUS_IGNORE);
+        if (mrc != MPI_SUCCESS) {
+            char m[MPI_MAX_ERROR_STRING];
+            HC_ERROR(HC_SUB_ELASTIC, "%s: receiving the newcomer's card failed: %s", fn,
+                     mpi_msg(mrc, m));
+            jb->status = mpi_err(mrc);
+        } else {
+            jb->status = check_newcomer(c, ref, &jb->card, fn);
+        }
+    }
+    if (jb->card.comm_id_proposal > id)
+        id = jb->card.comm_id_proposal;
+    jb->id = id;
+    jb->card.rank = newRank; /* its "world" rank in the address books */
+}
+
+/* HcclCommAddMember (4), at the root: the newcomer's header (status rc, the
+ * communicator's settings) and, when rc is success, every member's card in
+ * the new rank order (members: address-book entries); then the
+ * intercommunicator is let go. Returns rc, or HCCL_E_MEMORY (the newcomer
+ * then fails in its receive). */
+static int send_newcomer(hc_comm_t *c, const char *fn, int rc, uint32_t id, uint32_t newRank,
+                         uint32_t owner, const uint32_t *members, const hc_card_t *ref,
+                         join_hdr_t *hdr, MPI_Comm *inter)
+{
+    const uint32_t n = c->nranks;
+    const struct hc_elastic *el = c->el;
+    hdr->status = rc;
+    hdr->id = id;
+    hdr->rank = newRank;
+    hdr->nranks = n + 1;
+    hdr->epoch = c->epoch + 1;
+    hdr->owner_rank = owner;
+    hdr->deterministic = c->cfg->deterministic;
+    hdr->check_args = c->cfg->check_args;
+    hdr->buffsize = c->cfg->buffsize;
+    hdr->exec_timeout = c->cfg->exec_timeout;
+    snprintf(hdr->name, sizeof(hdr->name), "%s", c->name);
+    if (el && el->port[0])
+        snprintf(hdr->port, sizeof(hdr->port), "%s", el->port);
+    int mrc = MPI_Send(hdr, sizeof(*hdr), MPI_BYTE, 0, JOIN_TAG, *inter);
+    if (mrc == MPI_SUCCESS && rc == HCCL_SUCCESS) {
+        hc_card_t *cards = malloc(((size_t)n + 1) * sizeof(hc_card_t));
+        if (cards == NULL) {
+            rc = HCCL_E_MEMORY;
+        } else {
+            pthread_mutex_lock(&c->ctx->lock);
+            for (uint32_t r = 0; r <= n; r++) {
+                cards[r] = c->ctx->peers[members[r]]->card;
+                cards[r].rank = r;
+                cards[r].status = HCCL_SUCCESS;
+                cards[r].comm_id_proposal = id;
+                cards[r].deterministic = ref->deterministic;
+                cards[r].check_args = ref->check_args;
+                cards[r].buffsize = ref->buffsize;
+                memcpy(cards[r].algos, ref->algos, sizeof(ref->algos));
+            }
+            pthread_mutex_unlock(&c->ctx->lock);
+            mrc = MPI_Send(cards, (int)((n + 1) * sizeof(hc_card_t)), MPI_BYTE, 0, JOIN_TAG,
+                           *inter);
+            free(cards);
+        }
+    }
+    if (mrc != MPI_SUCCESS) {
+        char m[MPI_MAX_ERROR_STRING];
+        HC_ERROR(HC_SUB_ELASTIC, "%s: sending the newcomer its cards failed: %s", fn,
+                 mpi_msg(mrc, m));
+    }
+    MPI_Comm_disconnect(inter);
+    return rc;
+}
+
 HcclResult HcclCommAddMember(HcclComm comm, uint32_t newRank)
 {
     static const char fn[] = "HcclCommAddMember";
@@ -416,7 +498,6 @@ HcclResult HcclCommAddMember(HcclComm comm, uint32_t newRank)
     double t0 = hc_now_s();
     uint32_t *members = malloc(((size_t)n + 1) * sizeof(uint32_t));
     join_bcast_t *jb = calloc(1, sizeof(*jb));
-    hc_card_t *cards = NULL;
     join_hdr_t *hdr = calloc(1, sizeof(*hdr));
     if (members == NULL || jb == NULL || hdr == NULL) {
         rc = HCCL_E_MEMORY;
@@ -443,26 +524,8 @@ HcclResult HcclCommAddMember(HcclComm comm, uint32_t newRank)
     MPI_Comm inter = MPI_COMM_NULL;
     hc_card_t ref;
     /* (2) the root meets the newcomer */
-    if (c->rank == root) {
-        hc_comm_fill_card(c->ctx, c->cfg, 0, &ref);
-        jb->status = root_connect(c, fn, &inter);
-        if (jb->status == HCCL_SUCCESS) {
-            int mrc = MPI_Recv(&jb->card, sizeof(hc_card_t), MPI_BYTE, 0, JOIN_TAG, inter,
-                               MPI_STATUS_IGNORE);
-            if (mrc != MPI_SUCCESS) {
-                char m[MPI_MAX_ERROR_STRING];
-                HC_ERROR(HC_SUB_ELASTIC, "%s: receiving the newcomer's card failed: %s", fn,
-                         mpi_msg(mrc, m));
-                jb->status = mpi_err(mrc);
-            } else {
-                jb->status = check_newcomer(c, &ref, &jb->card, fn);
-            }
-        }
-        if (jb->card.comm_id_proposal > id)
-            id = jb->card.comm_id_proposal;
-        jb->id = id;
-        jb->card.rank = newRank; /* its "world" rank in the address books */
-    }
+    if (c->rank == root)
+        meet_newcomer(c, fn, id, newRank, &inter, &ref, jb);
     /* (3) verdict, id and card to every member */
     rc = bcast_bytes(c, jb, sizeof(*jb), root, fn);
     if (rc == HCCL_SUCCESS)
@@ -483,49 +546,8 @@ HcclResult HcclCommAddMember(HcclComm comm, uint32_t newRank)
     const uint32_t owner = el && el->owner_rank < n ? el->owner_rank + (el->owner_rank >= newRank)
                                                     : UINT32_MAX;
     /* (4) the newcomer gets the header and everybody's card */
-    if (c->rank == root && inter != MPI_COMM_NULL) {
-        hdr->status = rc;
-        hdr->id = id;
-        hdr->rank = newRank;
-        hdr->nranks = n + 1;
-        hdr->epoch = c->epoch + 1;
-        hdr->owner_rank = owner;
-        hdr->deterministic = c->cfg->deterministic;
-        hdr->check_args = c->cfg->check_args;
-        hdr->buffsize = c->cfg->buffsize;
-        hdr->exec_timeout = c->cfg->exec_timeout;
-        snprintf(hdr->name, sizeof(hdr->name), "%s", c->name);
-        if (el && el->port[0])
-            snprintf(hdr->port, sizeof(hdr->port), "%s", el->port);
-        int mrc = MPI_Send(hdr, sizeof(*hdr), MPI_BYTE, 0, JOIN_TAG, inter);
-        if (mrc == MPI_SUCCESS && rc == HCCL_SUCCESS) {
-            cards = malloc(((size_t)n + 1) * sizeof(hc_card_t));
-            if (cards == NULL) {
-                rc = HCCL_E_MEMORY; /* the newcomer fails in its receive */
-            } else {
-                pthread_mutex_lock(&c->ctx->lock);
-                for (uint32_t r = 0; r <= n; r++) {
-                    cards[r] = c->ctx->peers[members[r]]->card;
-                    cards[r].rank = r;
-                    cards[r].status = HCCL_SUCCESS;
-                    cards[r].comm_id_proposal = id;
-                    cards[r].deterministic = ref.deterministic;
-                    cards[r].check_args = ref.check_args;
-                    cards[r].buffsize = ref.buffsize;
-                    memcpy(cards[r].algos, ref.algos, sizeof(ref.algos));
-                }
-                pthread_mutex_unlock(&c->ctx->lock);
-                mrc = MPI_Send(cards, (int)((n + 1) * sizeof(hc_card_t)), MPI_BYTE, 0, JOIN_TAG,
-                               inter);
-            }
-        }
-        if (mrc != MPI_SUCCESS) {
-            char m[MPI_MAX_ERROR_STRING];
-            HC_ERROR(HC_SUB_ELASTIC, "%s: sending the newcomer its cards failed: %s", fn,
-                     mpi_msg(mrc, m));
-        }
-        MPI_Comm_disconnect(&inter);
-    }
+    if (c->rank == root && inter != MPI_COMM_NULL)
+        rc = send_newcomer(c, fn, rc, id, newRank, owner, members, &ref, hdr, &inter);
     if (rc != HCCL_SUCCESS)
         goto out;
     /* (5) everybody rebuilds */
@@ -539,12 +561,46 @@ HcclResult HcclCommAddMember(HcclComm comm, uint32_t newRank)
 out:
     free(members);
     free(jb);
-    free(cards);
     free(hdr);
     return (HcclResult)rc;
 }
 
 /* ---- join (the newcomer) ------------------------------------------------ */
+
+/* The newcomer's intercommunicator to the members: its parent's (joinInfo
+ * NULL: started by MPI_Comm_spawn) or a connection to the port in joinInfo
+ * (HcclCommGetJoinInfo); errors returned, not fatal. */
+static int join_connect(const char *fn, const char *joinInfo, MPI_Comm *inter)
+{
+    if (joinInfo == NULL) {
+        MPI_Comm_get_parent(inter);
+        if (*inter == MPI_COMM_NULL) {
+            HC_ERROR(HC_SUB_ELASTIC, "%s: joinInfo is NULL but this process was not started by "
+                     "MPI_Comm_spawn (no parent)", fn);
+            return HCCL_E_PARA;
+        }
+    } else {
+        if (strncmp(joinInfo, JOIN_PREFIX, strlen(JOIN_PREFIX)) != 0) {
+            HC_ERROR(HC_SUB_ELASTIC, "%s: joinInfo '%.60s' is not a string from "
+                     "HcclCommGetJoinInfo", fn, joinInfo);
+            return HCCL_E_PARA;
+        }
+        char port[PORT_MAX], m[MPI_MAX_ERROR_STRING];
+        snprintf(port, sizeof(port), "%s", joinInfo + strlen(JOIN_PREFIX));
+        MPI_Errhandler saved;
+        MPI_Comm_get_errhandler(MPI_COMM_SELF, &saved);
+        MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
+        int mrc = MPI_Comm_connect(port, MPI_INFO_NULL, 0, MPI_COMM_SELF, inter);
+        MPI_Comm_set_errhandler(MPI_COMM_SELF, saved);
+        if (mrc != MPI_SUCCESS) {
+            HC_ERROR(HC_SUB_ELASTIC, "%s: MPI_Comm_connect to %s failed: %s (two mpiruns need "
+                     "ompi-server and --ompi-server on both)", fn, port, mpi_msg(mrc, m));
+            return mpi_err(mrc);
+        }
+    }
+    MPI_Comm_set_errhandler(*inter, MPI_ERRORS_RETURN);
+    return HCCL_SUCCESS;
+}
 
 HcclResult HcclCommJoin(const char *joinInfo, HcclComm *comm)
 {
@@ -559,33 +615,9 @@ HcclResult HcclCommJoin(const char *joinInfo, HcclComm *comm)
         return rc;
     MPI_Comm inter = MPI_COMM_NULL;
     int mrc;
-    if (joinInfo == NULL) {
-        MPI_Comm_get_parent(&inter);
-        if (inter == MPI_COMM_NULL) {
-            HC_ERROR(HC_SUB_ELASTIC, "%s: joinInfo is NULL but this process was not started by "
-                     "MPI_Comm_spawn (no parent)", fn);
-            return HCCL_E_PARA;
-        }
-    } else {
-        if (strncmp(joinInfo, JOIN_PREFIX, strlen(JOIN_PREFIX)) != 0) {
-            HC_ERROR(HC_SUB_ELASTIC, "%s: joinInfo '%.60s' is not a string from "
-                     "HcclCommGetJoinInfo", fn, joinInfo);
-            return HCCL_E_PARA;
-        }
-        char port[PORT_MAX];
-        snprintf(port, sizeof(port), "%s", joinInfo + strlen(JOIN_PREFIX));
-        MPI_Errhandler saved;
-        MPI_Comm_get_errhandler(MPI_COMM_SELF, &saved);
-        MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
-        mrc = MPI_Comm_connect(port, MPI_INFO_NULL, 0, MPI_COMM_SELF, &inter);
-        MPI_Comm_set_errhandler(MPI_COMM_SELF, saved);
-        if (mrc != MPI_SUCCESS) {
-            HC_ERROR(HC_SUB_ELASTIC, "%s: MPI_Comm_connect to %s failed: %s (two mpiruns need "
-                     "ompi-server and --ompi-server on both)", fn, port, mpi_msg(mrc, m));
-            return mpi_err(mrc);
-        }
-    }
-    MPI_Comm_set_errhandler(inter, MPI_ERRORS_RETURN);
+    rc = join_connect(fn, joinInfo, &inter);
+    if (rc != HCCL_SUCCESS)
+        return rc;
     hc_context_t *ctx;
     hc_config_t cfg;
     hc_card_t *mine = malloc(sizeof(*mine));
@@ -689,36 +721,19 @@ uint32_t hc_elastic_failed_count(const hc_comm_t *c)
     return k;
 }
 
-HcclResult HcclCommRemoveMember(HcclComm comm, uint32_t failedRank)
+/* HcclCommRemoveMember's agreement among the survivors of c on who is gone
+ * (gone[n]; told[n]: members already announced failed) and on the new
+ * communicator's id. On success surv[0..*ns) are the survivors' ranks, *me
+ * this process's place among them, *nf the number gone and *id the id,
+ * claimed in this process. */
+static int agree_removal(hc_comm_t *c, uint32_t failedRank, uint8_t *gone, uint8_t *told,
+                         uint32_t *surv, uint32_t *ns_out, uint32_t *me_out, uint32_t *nf_out,
+                         uint32_t *id_out, const char *fn)
 {
-    static const char fn[] = "HcclCommRemoveMember";
-    hc_comm_t *c;
-    int rc = hc_comm_get(comm, fn, &c);
-    if (rc != HCCL_SUCCESS)
-        return rc;
     const uint32_t n = c->nranks;
-    if (failedRank >= n) {
-        HC_ERROR(HC_SUB_ELASTIC, "%s: failedRank %u is out of range (%s has %u ranks)", fn,
-                 failedRank, c->name, n);
-        return HCCL_E_PARA;
-    }
-    if (failedRank == c->rank) {
-        HC_ERROR(HC_SUB_ELASTIC, "%s: failedRank %u is the caller; only the survivors call it",
-                 fn, failedRank);
-        return HCCL_E_PARA;
-    }
-    double t0 = hc_now_s();
-    c->aborted = 0; /* a recovery call: an aborted communicator is rebuilt */
     hc_context_t *ctx = c->ctx;
-    uint32_t *surv = malloc((size_t)n * sizeof(uint32_t));
-    uint8_t *gone = calloc(n, 2); /* gone[n], then told[n] */
-    if (surv == NULL || gone == NULL) {
-        free(surv);
-        free(gone);
-        return HCCL_E_MEMORY;
-    }
-    uint8_t *told = gone + n;
     uint32_t ns = 0, me = 0, nf = 0, id = 0, clashes = 0;
+    int rc = HCCL_SUCCESS;
     /* The survivors agree among themselves on who is gone: failedRank and
      * any other member known failed (several processes can die at once,
      * a whole host). Members that know different sets use different tags,
@@ -807,6 +822,44 @@ HcclResult HcclCommRemoveMember(HcclComm comm, uint32_t failedRank)
         HC_WARN(HC_SUB_ELASTIC, "%s on %s: another member failed during the agreement (%u "
                 "failed, %u before): agreeing again", fn, c->name, now_failed, nf);
     }
+    *ns_out = ns;
+    *me_out = me;
+    *nf_out = nf;
+    *id_out = id;
+    return rc;
+}
+
+HcclResult HcclCommRemoveMember(HcclComm comm, uint32_t failedRank)
+{
+    static const char fn[] = "HcclCommRemoveMember";
+    hc_comm_t *c;
+    int rc = hc_comm_get(comm, fn, &c);
+    if (rc != HCCL_SUCCESS)
+        return rc;
+    const uint32_t n = c->nranks;
+    if (failedRank >= n) {
+        HC_ERROR(HC_SUB_ELASTIC, "%s: failedRank %u is out of range (%s has %u ranks)", fn,
+                 failedRank, c->name, n);
+        return HCCL_E_PARA;
+    }
+    if (failedRank == c->rank) {
+        HC_ERROR(HC_SUB_ELASTIC, "%s: failedRank %u is the caller; only the survivors call it",
+                 fn, failedRank);
+        return HCCL_E_PARA;
+    }
+    double t0 = hc_now_s();
+    c->aborted = 0; /* a recovery call: an aborted communicator is rebuilt */
+    hc_context_t *ctx = c->ctx;
+    uint32_t *surv = malloc((size_t)n * sizeof(uint32_t));
+    uint8_t *gone = calloc(n, 2); /* gone[n], then told[n] */
+    if (surv == NULL || gone == NULL) {
+        free(surv);
+        free(gone);
+        return HCCL_E_MEMORY;
+    }
+    uint8_t *told = gone + n;
+    uint32_t ns = 0, me = 0, nf = 0, id = 0;
+    rc = agree_removal(c, failedRank, gone, told, surv, &ns, &me, &nf, &id, fn);
     if (rc == HCCL_SUCCESS) {
         const uint32_t old_rank = c->rank;
         for (uint32_t k = 0; k < ns; k++)
