@@ -455,6 +455,77 @@ static void pretouch(const char *p, uint64_t len)
         (void)*(const volatile char *)(p + o);
 }
 
+/* Every member's card has a shared segment on this host. */
+static int all_with_segments_here(hc_comm_t *c)
+{
+    hc_context_t *ctx = c->ctx;
+    int all = 1;
+    pthread_mutex_lock(&ctx->lock);
+    for (uint32_t q = 0; q < c->nranks; q++) {
+        const hc_card_t *cd = &hc_comm_peer(c, q)->card;
+        all &= cd->shm_size != 0 && strcmp(cd->host, ctx->self.host) == 0;
+    }
+    pthread_mutex_unlock(&ctx->lock);
+    return all;
+}
+
+/* This rank's record for the exchange: the members' segments attached
+ * (segs), a slot of its own segment taken (*slot; *fresh: never used), its
+ * half size, whether single-copy reads work, its next epoch. */
+static void my_record(hc_comm_t *c, char **segs, rec_t *mine, uint32_t *slot, int *fresh)
+{
+    hc_context_t *ctx = c->ctx;
+    hc_shm_ctx_t *s = ctx->shm;
+    mine->status = ST_OK;
+    pthread_mutex_lock(&ctx->lock);
+    for (uint32_t q = 0; q < c->nranks && mine->status == ST_OK; q++) {
+        segs[q] = peer_attach(ctx, c->peer[q]);
+        if (segs[q] == NULL)
+            mine->status = ST_UNREACHABLE;
+    }
+    if (mine->status == ST_OK) {
+        *slot = slot_get(s, fresh);
+        if (*slot == UINT32_MAX)
+            mine->status = ST_FULL;
+    }
+    mine->half = s->half;
+    mine->off = *slot == UINT32_MAX ? 0 : (uint64_t)*slot * 2 * s->half;
+    if (c->cfg->single_copy)
+        mine->cma = (uint32_t)probe_cma(c);
+    else
+        HC_INFO(HC_SUB_TRANSPORT, "comm %s: no single-copy reads (HCCL_SINGLE_COPY=0)",
+                c->name);
+    mine->epoch = s->epoch_hw + 1;
+    pthread_mutex_unlock(&ctx->lock);
+}
+
+/* The communicator's view of the members' slots (sh->half_bytes and
+ * sh->base set): each member's two halves (halves[2n], pretouched but this
+ * rank's), the epochs, the members' pids (pids[n]). */
+static void comm_shm_fill(hc_comm_t *c, hc_shm_comm_t *sh, char **segs, const rec_t *recs,
+                          char **halves, int32_t *pids)
+{
+    const uint32_t n = c->nranks;
+    for (uint32_t q = 0; q < n; q++) {
+        char *r = segs[q] + recs[q].off;
+        halves[q] = r;
+        halves[n + q] = r + sh->half_bytes;
+        if (q != c->rank)
+            pretouch(r, 2 * sh->half_bytes);
+    }
+    sh->nranks = n;
+    sh->rank = c->rank;
+    sh->epoch = sh->base - 1;
+    sh->done = sh->base - 1;
+    sh->half[0] = halves;
+    sh->half[1] = halves + n;
+    pthread_mutex_lock(&c->ctx->lock);
+    for (uint32_t q = 0; q < n; q++)
+        pids[q] = hc_comm_peer(c, q)->card.pid;
+    pthread_mutex_unlock(&c->ctx->lock);
+    sh->pid = pids;
+}
+
 void hc_shm_comm_setup(hc_comm_t *c)
 {
     hc_context_t *ctx = c->ctx;
@@ -462,16 +533,7 @@ void hc_shm_comm_setup(hc_comm_t *c)
     const uint32_t n = c->nranks, me = c->rank;
     c->shm_state = -1;
     /* What every rank sees alike (the cards): no exchange needed to say no. */
-    if (n < 2 || c->view.nnodes > 1)
-        return;
-    pthread_mutex_lock(&ctx->lock);
-    int some_without = 0;
-    for (uint32_t q = 0; q < n; q++) {
-        const hc_card_t *cd = &hc_comm_peer(c, q)->card;
-        some_without |= cd->shm_size == 0 || strcmp(cd->host, ctx->self.host) != 0;
-    }
-    pthread_mutex_unlock(&ctx->lock);
-    if (some_without)
+    if (n < 2 || c->view.nnodes > 1 || !all_with_segments_here(c))
         return;
 
     rec_t *recs = calloc(n, sizeof(rec_t));
@@ -485,29 +547,8 @@ void hc_shm_comm_setup(hc_comm_t *c)
     int fresh = 0;
     if (s == NULL)
         mine->status = ST_NOSEG;
-    else if (segs && sh && halves) {
-        mine->status = ST_OK;
-        pthread_mutex_lock(&ctx->lock);
-        for (uint32_t q = 0; q < n && mine->status == ST_OK; q++) {
-            segs[q] = peer_attach(ctx, c->peer[q]);
-            if (segs[q] == NULL)
-                mine->status = ST_UNREACHABLE;
-        }
-        if (mine->status == ST_OK) {
-            slot = slot_get(s, &fresh);
-            if (slot == UINT32_MAX)
-                mine->status = ST_FULL;
-        }
-        mine->half = s->half;
-        mine->off = slot == UINT32_MAX ? 0 : (uint64_t)slot * 2 * s->half;
-        if (c->cfg->single_copy)
-            mine->cma = (uint32_t)probe_cma(c);
-        else
-            HC_INFO(HC_SUB_TRANSPORT, "comm %s: no single-copy reads (HCCL_SINGLE_COPY=0)",
-                    c->name);
-        mine->epoch = s->epoch_hw + 1;
-        pthread_mutex_unlock(&ctx->lock);
-    }
+    else if (segs && sh && halves)
+        my_record(c, segs, mine, &slot, &fresh);
     if (fresh) /* first use of this slot: fault its pages in now */
         memset(s->base + mine->off, 0, 2 * s->half);
 
@@ -554,28 +595,11 @@ void hc_shm_comm_setup(hc_comm_t *c)
         free(pids);
         return;
     }
-    for (uint32_t q = 0; q < n; q++) {
-        char *r = segs[q] + recs[q].off;
-        halves[q] = r;
-        halves[n + q] = r + half;
-        if (q != me)
-            pretouch(r, 2 * half);
-    }
-    sh->nranks = n;
-    sh->rank = me;
     sh->slot = slot;
     sh->half_bytes = half;
     sh->base = base;
-    sh->epoch = base - 1;
-    sh->done = base - 1;
-    sh->half[0] = halves;
-    sh->half[1] = halves + n;
-    pthread_mutex_lock(&ctx->lock);
-    for (uint32_t q = 0; q < n; q++)
-        pids[q] = hc_comm_peer(c, q)->card.pid;
-    pthread_mutex_unlock(&ctx->lock);
-    sh->pid = pids;
     sh->cma = cma;
+    comm_shm_fill(c, sh, segs, recs, halves, pids);
     c->shm = sh;
     c->shm_state = 1;
     HC_INFO(HC_SUB_TRANSPORT, "comm %s: shared staging on, %u ranks, 2 x %llu B each, "
