@@ -635,16 +635,11 @@ static void check_running(hc_engine_t *eng)
     }
 }
 
-/* One pass: start what may start, advance what is in flight, drive UCX,
- * finish what is done. Returns non-zero if anything happened. Caller holds
- * eng->drive. */
-static int engine_pass(hc_engine_t *eng)
+/* engine_pass: start the streams' queued tasks that may start (fail fast:
+ * skipped on a stream with an error). Returns non-zero if any changed. */
+static int engine_start(hc_engine_t *eng)
 {
     int act = 0;
-    hc_context_t *ctx = eng->ctx;
-    t_shm_wait = 0;
-
-    /* start */
     int skipped = 0;
     pthread_mutex_lock(&g_lock);
     for (hc_stream_t *s = g_active; s; s = s->next_active) {
@@ -677,7 +672,7 @@ static int engine_pass(hc_engine_t *eng)
                 break; /* retried next pass */
             t->state = HC_TASK_RUNNING;
             t->status = HCCL_E_AGAIN;
-            t->t_start = -1; /* started below, outside g_lock */
+            t->t_start = -1; /* started by engine_advance, outside g_lock */
             s->nrunning++;
             act = 1;
         }
@@ -688,7 +683,16 @@ static int engine_pass(hc_engine_t *eng)
             retire(eng, s);
         }
     pthread_mutex_unlock(&g_lock);
+    return act;
+}
 
+/* engine_pass: advance the running tasks and drive UCX; the deadlines are
+ * checked when nothing moved (act_before: the start step) and every 256th
+ * busy pass. Returns non-zero if anything moved. */
+static int engine_advance(hc_engine_t *eng, int act_before)
+{
+    int act = 0;
+    hc_context_t *ctx = eng->ctx;
     /* advance, by priority (start the new ones: they take staging, the
      * schedule cache and ctx->lock, which come after g_lock) */
     for (uint32_t i = 0; i < eng->nrun; i++) {
@@ -709,10 +713,18 @@ static int engine_pass(hc_engine_t *eng)
     if (hc_ctx_poll(ctx))
         act = 1;
     pthread_mutex_unlock(&ctx->lock);
-    if (!act || (++eng->passes & 255) == 0)
+    if (!(act_before || act) || (++eng->passes & 255) == 0)
         check_running(eng);
 
-    /* finish */
+    return act;
+}
+
+/* engine_pass: finish the tasks that are done, retire them from their
+ * streams, cancel what else runs on a stream that failed. Returns non-zero
+ * if any finished. */
+static int engine_finish(hc_engine_t *eng)
+{
+    int act = 0;
     int failed = 0;
     for (uint32_t i = 0; i < eng->nrun; i++)
         if (eng->run[i]->status != HCCL_E_AGAIN) {
@@ -755,6 +767,18 @@ static int engine_pass(hc_engine_t *eng)
         }
         pthread_mutex_unlock(&g_lock);
     }
+    return act;
+}
+
+/* One pass: start what may start, advance what is in flight, drive UCX,
+ * finish what is done. Returns non-zero if anything happened. Caller holds
+ * eng->drive. */
+static int engine_pass(hc_engine_t *eng)
+{
+    t_shm_wait = 0;
+    int act = engine_start(eng);
+    act |= engine_advance(eng, act);
+    act |= engine_finish(eng);
     return act;
 }
 
