@@ -12,6 +12,8 @@
 #     HCOMM_MPI_MIN_BYTES=all:0, so that every size runs on hcomm), also on
 #     a communicator made where a freed one of another size was.
 #  4. A wrong interposer (mpidrop_broken.c) preloaded: test_mpidrop fails.
+#  5. tools/hcomm-mpibench --ab (the speed table's one-launch benchmark)
+#     runs and prints a time for every collective and size.
 # HC_MPIDROP_NPS="2 4" overrides the rank counts of 1.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
@@ -108,6 +110,14 @@ run 4 "$lib" HCOMM_MPI_STATS=1 HC_MPIDROP_SHAPE=1
 [ $? -eq 0 ] || fail "freed communicators: rc != 0"
 grep -q '^hcomm-mpi: allreduce  *hcomm 1200  mpi 1200 (built-in MPI size 1200)' "$out" ||
     fail "freed communicators: 1200 calls on hcomm and 1200 to MPI expected"
+
+echo "=== hcomm-mpibench --ab: both arms of the speed table in one launch (docs/MPI-DROPIN.md)"
+HC_MPIRUN_ARGS="-x LD_PRELOAD=$lib -x LD_LIBRARY_PATH=$top_builddir/.libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
+    sh "$here/mpirun.sh" 2 "$top_builddir/tools/hcomm-mpibench" --ab 10 >"$out" 2>&1
+rc=$?
+lines=$(awk 'NF == 5 && $3 > 0 && $4 > 0 && $5 > 0' "$out" | wc -l)
+echo "hcomm-mpibench --ab: rc $rc, $lines lines of 111"
+[ $rc -eq 0 ] && [ "$lines" -eq 111 ] || { cat "$out"; fail "hcomm-mpibench --ab"; }
 
 echo "=== HCOMM_MPI_MIN_BYTES=bcast:0,allreduce:5000: that floor instead of the built-in sizes"
 run 2 "$lib" HCOMM_MPI_STATS=1 HCOMM_MPI_MIN_BYTES=bcast:0,allreduce:5000
