@@ -1232,7 +1232,13 @@ int MPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[
         memcpy(tmp, recvbuf, total * es);
         src = tmp;
     }
-    HC(HcclReduceScatterV(src, v, v + n, recvbuf, v[cs->rank], ht, ho, cs->h, NULL));
+    int even = 1; /* equal blocks: the reduce-scatter algorithms (the V form is a Reduce per rank) */
+    for (int i = 1; i < n; i++)
+        even &= v[i] == v[0];
+    if (even)
+        HC(HcclReduceScatter(src, recvbuf, v[0], ht, ho, cs->h, NULL));
+    else
+        HC(HcclReduceScatterV(src, v, v + n, recvbuf, v[cs->rank], ht, ho, cs->h, NULL));
     free(tmp);
     free(v);
     return hres_ == HCCL_SUCCESS ? MPI_SUCCESS : hfail(comm, "MPI_Reduce_scatter", hres_);

@@ -152,29 +152,33 @@ static void test_reduction(MPI_Comm comm, const rtype_t *rt, MPI_Op op, int coun
     SAME(a, b, (size_t)count * sz, "MPI_Reduce_scatter_block(MPI_IN_PLACE) %s %s count %d", tn,
          on, count);
 
-    /* MPI_Reduce_scatter: counts that differ between blocks, some 0 */
+    /* MPI_Reduce_scatter: counts that differ between blocks, some 0 (the V
+     * form), then equal ones (the drop-in's reduce-scatter path) */
     int *rc = malloc(sizeof(int) * n);
-    int tot = 0;
-    for (int i = 0; i < n; i++)
-        tot += rc[i] = (count + 3 * i) % (count + 2);
-    size_t tb = (size_t)tot * sz + 8;
-    char *s2 = malloc(tb), *a2 = malloc(tb), *b2 = malloc(tb);
-    fill(s2, rt, sz, (size_t)tot, r, op, 1);
-    memset(a2, 0x5a, tb);
-    memset(b2, 0x5a, tb);
-    MPI_Reduce_scatter(s2, a2, rc, rt->t, op, comm);
-    PMPI_Reduce_scatter(s2, b2, rc, rt->t, op, comm);
-    SAME(a2, b2, tb, "MPI_Reduce_scatter %s %s count %d", tn, on, count);
-    memcpy(a2, s2, (size_t)tot * sz);
-    memcpy(b2, s2, (size_t)tot * sz);
-    MPI_Reduce_scatter(MPI_IN_PLACE, a2, rc, rt->t, op, comm);
-    PMPI_Reduce_scatter(MPI_IN_PLACE, b2, rc, rt->t, op, comm);
-    SAME(a2, b2, (size_t)rc[r] * sz, "MPI_Reduce_scatter(MPI_IN_PLACE) %s %s count %d", tn, on,
-         count);
+    for (int even = 0; even < 2; even++) {
+        int tot = 0;
+        for (int i = 0; i < n; i++)
+            tot += rc[i] = even ? count : (count + 3 * i) % (count + 2);
+        size_t tb = (size_t)tot * sz + 8;
+        char *s2 = malloc(tb), *a2 = malloc(tb), *b2 = malloc(tb);
+        fill(s2, rt, sz, (size_t)tot, r, op, 1);
+        memset(a2, 0x5a, tb);
+        memset(b2, 0x5a, tb);
+        MPI_Reduce_scatter(s2, a2, rc, rt->t, op, comm);
+        PMPI_Reduce_scatter(s2, b2, rc, rt->t, op, comm);
+        SAME(a2, b2, tb, "MPI_Reduce_scatter %s %s count %d%s", tn, on, count,
+             even ? " (equal blocks)" : "");
+        memcpy(a2, s2, (size_t)tot * sz);
+        memcpy(b2, s2, (size_t)tot * sz);
+        MPI_Reduce_scatter(MPI_IN_PLACE, a2, rc, rt->t, op, comm);
+        PMPI_Reduce_scatter(MPI_IN_PLACE, b2, rc, rt->t, op, comm);
+        SAME(a2, b2, (size_t)rc[r] * sz, "MPI_Reduce_scatter(MPI_IN_PLACE) %s %s count %d%s", tn,
+             on, count, even ? " (equal blocks)" : "");
+        free(s2);
+        free(a2);
+        free(b2);
+    }
     free(rc);
-    free(s2);
-    free(a2);
-    free(b2);
     free(s);
     free(a);
     free(b);
