@@ -223,6 +223,14 @@ static void tcp_worker_init(hc_context_t *ctx)
     size_t len = 0;
     const char *what = "ucp_config_read";
     ucs_status_t st = ucp_config_read(NULL, NULL, &config);
+    /* Messages up to 64 KiB eager between hosts, as Open MPI's tcp btl
+     * sends them: a sender does not wait for a late receiver's reply (a
+     * Broadcast root ahead of the others took ~3.7 ms a 32 KiB call from a
+     * barrier across 4 hosts, 70-150 us eager; docs/CLUSTER.md), and a
+     * send ended by an error no longer holds its buffer. UCX_RNDV_THRESH,
+     * when set, wins. */
+    if (st == UCS_OK && getenv("UCX_RNDV_THRESH") == NULL)
+        what = "UCX_RNDV_THRESH=65536", st = ucp_config_modify(config, "RNDV_THRESH", "65536");
     if (st == UCS_OK && (what = "UCX_TLS=tcp", st = ucp_config_modify(config, "TLS", "tcp")) == UCS_OK) {
         ucp_params_t p;
         memset(&p, 0, sizeof(p));
