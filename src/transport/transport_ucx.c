@@ -227,8 +227,8 @@ static void tcp_worker_init(hc_context_t *ctx)
      * sends them: a sender does not wait for a late receiver's reply (a
      * Broadcast root ahead of the others took ~3.7 ms a 32 KiB call from a
      * barrier across 4 hosts, 70-150 us eager; docs/CLUSTER.md), and a
-     * send ended by an error no longer holds its buffer. UCX_RNDV_THRESH,
-     * when set, wins. */
+     * send ended by an error holds its buffer only until TCP has taken it.
+     * UCX_RNDV_THRESH, when set, wins. */
     if (st == UCS_OK && getenv("UCX_RNDV_THRESH") == NULL)
         what = "UCX_RNDV_THRESH=65536", st = ucp_config_modify(config, "RNDV_THRESH", "65536");
     if (st == UCS_OK && (what = "UCX_TLS=tcp", st = ucp_config_modify(config, "TLS", "tcp")) == UCS_OK) {
