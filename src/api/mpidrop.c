@@ -61,12 +61,12 @@ static const char *const coll_name[C_N] = {
 /* Where a call went: W_HCOMM, or why it fell through to MPI. */
 enum why {
     W_HCOMM, W_DISABLED, W_NOT_LISTED, W_SMALL, W_BUILTIN, W_COMM, W_DATATYPE, W_OP,
-    W_UNAVAILABLE, W_ARGS, W_N
+    W_UNAVAILABLE, W_ARGS, W_UNEVEN, W_N
 };
 static const char *const why_name[W_N] = {
     "hcomm", "disabled", "not in HCOMM_MPI_COLLS", "below HCOMM_MPI_MIN_BYTES",
     "built-in MPI size", "intercommunicator", "datatype", "op", "no hcomm communicator",
-    "arguments for MPI to check"
+    "arguments for MPI to check", "blocks of different sizes"
 };
 
 /* Built-in sizes that go to MPI: a call of collective c whose message
@@ -99,8 +99,7 @@ static const struct {
     {C_ALLTOALL, ONE_HOST, 2, 2, 0, 4 * MiB},
     {C_ALLTOALL, ONE_HOST, 3, INT_MAX, 0, 4 * KiB},
     {C_ALLTOALL, ONE_HOST, 3, INT_MAX, 512 * KiB, UINT64_MAX},
-    {C_RS, ONE_HOST, 2, 2, 0, 128 * KiB},
-    {C_RS, ONE_HOST, 3, INT_MAX, 0, 512 * KiB},
+    {C_RS, ONE_HOST, 3, INT_MAX, 0, 1 * KiB},
     {C_BARRIER, ONE_HOST, 2, INT_MAX, 0, UINT64_MAX},
     /* 2 hosts: Open MPI's eager root moves on while its message is on the
      * link, hcomm's rendezvous waits for the receiver */
@@ -1209,8 +1208,16 @@ int MPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[
             w = W_ARGS;
         total += (uint64_t)recvcounts[i];
     }
+    int even = 1; /* equal blocks: the reduce-scatter algorithms (the V form is a Reduce per rank) */
+    for (int i = 1; w == W_HCOMM && i < n; i++)
+        even &= recvcounts[i] == recvcounts[0];
     if (w == W_HCOMM)
         w = route(C_RS, comm, total * es, -1, &cs);
+    /* blocks of different sizes: a Reduce per rank, slower than MPI's
+     * (recvcounts are the same on every rank); with a floor of its own
+     * (HCOMM_MPI_MIN_BYTES) the collective keeps no built-in rule */
+    if (w == W_HCOMM && !even && !(g.min_set & (1u << C_RS)))
+        w = W_UNEVEN;
     if (falls(C_RS, w))
         return PMPI_Reduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm);
     uint64_t *v = malloc(2 * (size_t)n * sizeof(uint64_t));
@@ -1232,9 +1239,6 @@ int MPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[
         memcpy(tmp, recvbuf, total * es);
         src = tmp;
     }
-    int even = 1; /* equal blocks: the reduce-scatter algorithms (the V form is a Reduce per rank) */
-    for (int i = 1; i < n; i++)
-        even &= v[i] == v[0];
     if (even)
         HC(HcclReduceScatter(src, recvbuf, v[0], ht, ho, cs->h, NULL));
     else

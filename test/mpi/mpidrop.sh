@@ -105,6 +105,10 @@ for c in allreduce bcast; do
         fail "built-in sizes: no $c went to MPI for its size"
     [ "$(hcomm "$c")" -gt 0 ] || fail "built-in sizes: no $c ran on hcomm"
 done
+# MPI_Reduce_scatter: equal blocks on hcomm, blocks of different sizes to MPI
+grep -q "^hcomm-mpi: reduce_scatter .*blocks of different sizes [0-9]" "$out" &&
+    [ "$(hcomm reduce_scatter)" -gt 0 ] ||
+    fail "built-in sizes: MPI_Reduce_scatter not split by its blocks"
 echo "=== a communicator's size is not taken from a freed one (4 ranks, 2-rank splits and dups)"
 run 4 "$lib" HCOMM_MPI_STATS=1 HC_MPIDROP_SHAPE=1
 [ $? -eq 0 ] || fail "freed communicators: rc != 0"
