@@ -90,19 +90,18 @@ static void report(const char *what, double *t, int iters, int rank)
     }
 }
 
-int main(int argc, char **argv)
+/* Parse argv (every rank does, identically): -n into *iters, -s into spin.
+ * 0: run; 1: exit 0; 2: error. */
+static int parse_args(int argc, char **argv, int rank, int *iters)
 {
-    MPI_Init(&argc, &argv);
-    int rank, n, iters = 5000, opt;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &n);
+    int opt;
     /* --help is -h */
     for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
         if (strcmp(argv[i], "--help") == 0)
             argv[i][2] = '\0', argv[i][1] = 'h';
     while ((opt = getopt(argc, argv, "n:s:h")) != -1) {
         if (opt == 'n')
-            iters = atoi(optarg);
+            *iters = atoi(optarg);
         else if (opt == 's')
             spin = atoi(optarg) < 0 ? -1 : atoi(optarg);
         else {
@@ -113,15 +112,96 @@ int main(int argc, char **argv)
                        "in shared memory, timed as hcomm-perf times a call (see the source's\n"
                        "header). -n iterations per measurement [5000]; -s polls before each\n"
                        "sched_yield, 0: never [8 with more ranks than cores, else 0].\n");
-            MPI_Finalize();
-            return opt == 'h' ? 0 : 2;
+            return opt == 'h' ? 1 : 2;
         }
     }
-    if (iters < 10 || spin == -1) {
+    if (*iters < 10 || spin == -1) {
         if (rank == 0)
             fprintf(stderr, "hcomm-floor: -n must be >= 10 and -s >= 0\n");
-        MPI_Finalize();
         return 2;
+    }
+    return 0;
+}
+
+/* "all": every rank raises its flag in fall, then waits for every rank's */
+static void time_all(char *fall, int rank, int n, double *t, int iters)
+{
+    for (int it = 0; it < iters; it++) {
+        MPI_Barrier(MPI_COMM_WORLD);
+        const double t0 = now_us();
+        __atomic_store_n(flag(fall, rank), (uint64_t)it + 1, __ATOMIC_RELEASE);
+        for (int q = 0; q < n; q++)
+            wait_ge(flag(fall, q), (uint64_t)it + 1);
+        t[it] = now_us() - t0;
+    }
+}
+
+/* "root": rank 0 raises its flag in froot, every other rank waits for it */
+static void time_root(char *froot, int rank, double *t, int iters)
+{
+    for (int it = 0; it < iters; it++) {
+        MPI_Barrier(MPI_COMM_WORLD);
+        const double t0 = now_us();
+        if (rank == 0)
+            __atomic_store_n(flag(froot, 0), (uint64_t)it + 1, __ATOMIC_RELEASE);
+        else
+            wait_ge(flag(froot, 0), (uint64_t)it + 1);
+        t[it] = now_us() - t0;
+    }
+}
+
+static void time_barrier(double *t, int iters)
+{
+    for (int it = 0; it < iters; it++) {
+        MPI_Barrier(MPI_COMM_WORLD);
+        const double t0 = now_us();
+        MPI_Barrier(MPI_COMM_WORLD);
+        t[it] = now_us() - t0;
+    }
+}
+
+/* The hand-over, with more ranks than cores: ranks 0 and 1 bound to the
+ * first core pass a flag of fhand back and forth, yielding while they
+ * wait; the other ranks are bound to the last core meanwhile. Bindings
+ * stay: this is the last measurement. Rank 0 prints the result. */
+static void hand_over(char *fhand, int rank, long cores, int iters)
+{
+    const int rounds = iters * 4;
+    double t0 = 0;
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(rank < 2 ? 0 : (int)cores - 1, &set);
+    sched_setaffinity(0, sizeof(set), &set);
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank == 0) {
+        t0 = now_us();
+        for (int i = 0; i < rounds; i++) {
+            __atomic_store_n(flag(fhand, 0), (uint64_t)i + 1, __ATOMIC_RELEASE);
+            while (__atomic_load_n(flag(fhand, 1), __ATOMIC_ACQUIRE) < (uint64_t)i + 1)
+                sched_yield();
+        }
+        printf("%-34s %8.2f   (ranks 0 and 1 on one core, mean of %d round trips / 2)\n",
+               "sched_yield hand-over", (now_us() - t0) / rounds / 2, rounds);
+    } else if (rank == 1) {
+        for (int i = 0; i < rounds; i++) {
+            while (__atomic_load_n(flag(fhand, 0), __ATOMIC_ACQUIRE) < (uint64_t)i + 1)
+                sched_yield();
+            __atomic_store_n(flag(fhand, 1), (uint64_t)i + 1, __ATOMIC_RELEASE);
+        }
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    int rank, n, iters = 5000;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &n);
+    int prc = parse_args(argc, argv, rank, &iters);
+    if (prc) {
+        MPI_Finalize();
+        return prc == 1 ? 0 : 2;
     }
     MPI_Comm node;
     MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
@@ -159,65 +239,14 @@ int main(int argc, char **argv)
                n, cores, how, iters, "median", "p10", "p90");
     }
 
-    for (int it = 0; it < iters; it++) { /* every rank waits for every rank */
-        MPI_Barrier(MPI_COMM_WORLD);
-        const double t0 = now_us();
-        __atomic_store_n(flag(fall, rank), (uint64_t)it + 1, __ATOMIC_RELEASE);
-        for (int q = 0; q < n; q++)
-            wait_ge(flag(fall, q), (uint64_t)it + 1);
-        t[it] = now_us() - t0;
-    }
+    time_all(fall, rank, n, t, iters);
     report("all (every rank waits for all)", t, iters, rank);
-
-    for (int it = 0; it < iters; it++) { /* every rank waits for rank 0 */
-        MPI_Barrier(MPI_COMM_WORLD);
-        const double t0 = now_us();
-        if (rank == 0)
-            __atomic_store_n(flag(froot, 0), (uint64_t)it + 1, __ATOMIC_RELEASE);
-        else
-            wait_ge(flag(froot, 0), (uint64_t)it + 1);
-        t[it] = now_us() - t0;
-    }
+    time_root(froot, rank, t, iters);
     report("root (every rank waits for rank 0)", t, iters, rank);
-
-    for (int it = 0; it < iters; it++) {
-        MPI_Barrier(MPI_COMM_WORLD);
-        const double t0 = now_us();
-        MPI_Barrier(MPI_COMM_WORLD);
-        t[it] = now_us() - t0;
-    }
+    time_barrier(t, iters);
     report("MPI_Barrier", t, iters, rank);
-
-    /* hand-over: with more ranks than cores, ranks 0 and 1 bound to the
-     * first core pass a flag back and forth, yielding while they wait; the
-     * other ranks are bound to the last core meanwhile. Bindings stay:
-     * this is the last measurement. */
-    if (n > 1 && n > cores) {
-        const int rounds = iters * 4;
-        double t0 = 0;
-        cpu_set_t set;
-        CPU_ZERO(&set);
-        CPU_SET(rank < 2 ? 0 : (int)cores - 1, &set);
-        sched_setaffinity(0, sizeof(set), &set);
-        MPI_Barrier(MPI_COMM_WORLD);
-        if (rank == 0) {
-            t0 = now_us();
-            for (int i = 0; i < rounds; i++) {
-                __atomic_store_n(flag(fhand, 0), (uint64_t)i + 1, __ATOMIC_RELEASE);
-                while (__atomic_load_n(flag(fhand, 1), __ATOMIC_ACQUIRE) < (uint64_t)i + 1)
-                    sched_yield();
-            }
-            printf("%-34s %8.2f   (ranks 0 and 1 on one core, mean of %d round trips / 2)\n",
-                   "sched_yield hand-over", (now_us() - t0) / rounds / 2, rounds);
-        } else if (rank == 1) {
-            for (int i = 0; i < rounds; i++) {
-                while (__atomic_load_n(flag(fhand, 0), __ATOMIC_ACQUIRE) < (uint64_t)i + 1)
-                    sched_yield();
-                __atomic_store_n(flag(fhand, 1), (uint64_t)i + 1, __ATOMIC_RELEASE);
-            }
-        }
-        MPI_Barrier(MPI_COMM_WORLD);
-    }
+    if (n > 1 && n > cores)
+        hand_over(fhand, rank, cores, iters);
     free(t);
     MPI_Win_free(&win);
     MPI_Comm_free(&node);

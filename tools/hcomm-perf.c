@@ -173,6 +173,7 @@ typedef struct {
     /* buffers, allocated once */
     unsigned char *sbuf, *rbuf;
     size_t buf_bytes;
+    void *sreg, *rreg;       /* -A: their registration handles */
     /* the current size */
     uint64_t count;          /* total elements (nccl-tests' count) */
     uint64_t blk;            /* per-rank block in elements (allgather, ...) */
@@ -184,6 +185,11 @@ typedef struct {
     int nstep;               /* local ranks of world rank 0's node with a step time */
     double *step_ns;         /* [nstep]: vCPU speed of each (step_ns_of) */
     int *step_cpu;           /* [nstep]: the CPU it ran on */
+    /* where it runs */
+    int nodes, local;        /* nodes of the job; ranks on this node */
+    long cores;              /* online cores of this node */
+    char host[256];
+    char mpilib[MPI_MAX_LIBRARY_VERSION_STRING]; /* up to the first comma or line end */
 } ctx_t;
 
 enum { SIDE_HC = 0, SIDE_MPI = 1 };
@@ -1060,6 +1066,62 @@ static MPI_Op mpi_op(HcclReduceOp op)
     }
 }
 
+/* An argument error: rank 0 says what it is; the parser returns 2. */
+#define BAD(...) \
+    do { \
+        if (rank == 0) { \
+            fprintf(stderr, "hcomm-perf: " __VA_ARGS__); \
+            fprintf(stderr, " (hcomm-perf -h for help)\n"); \
+        } \
+        return 2; \
+    } while (0)
+
+/* The options taken together, and the names that -d, -o and -C gave
+ * (parse_args' second step). 0: run; 2: error. */
+static int check_args(ctx_t *c, const char *dtype, const char *opname, const char *coll,
+                      int rank)
+{
+    if (c->thp && c->reg)
+        BAD("-H and -A: HcclMemAlloc chooses the pages of -A's buffers itself");
+    if (c->warmup < 1)
+        c->warmup = 1;
+    if (c->check_only)
+        c->check = 1;
+    if (c->minb > c->maxb)
+        BAD("-b %llu is larger than -e %llu", (unsigned long long)c->minb,
+            (unsigned long long)c->maxb);
+    if (c->minb == 0)
+        c->minb = 1;
+    c->t = NULL;
+    for (size_t i = 0; i < N_DTYPES && !c->t; i++)
+        for (int k = 0; dtypes[i].names[k]; k++)
+            if (!strcasecmp(dtype, dtypes[i].names[k]))
+                c->t = &dtypes[i];
+    if (!c->t)
+        BAD("unknown datatype %s", dtype);
+    int found = 0;
+    for (size_t i = 0; i < N_OPS; i++)
+        if (!strcasecmp(opname, ops[i].name)) {
+            c->op = ops[i].op;
+            found = 1;
+        }
+    if (!found)
+        BAD("unknown op %s", opname);
+    c->coll = C_N;
+    for (int i = 0; i < C_N; i++)
+        if (!strcasecmp(coll, colls[i].name))
+            c->coll = (coll_t)i;
+    if (c->coll == C_N)
+        BAD("unknown collective %s", coll);
+    if (c->algo && !colls[c->coll].algo_env)
+        BAD("-a: %s has no algorithm choice", colls[c->coll].name);
+    if (c->root >= c->n)
+        BAD("-r %d: only %d ranks", c->root, c->n);
+    if (!colls[c->coll].in_place_ok)
+        c->in_place = 0;
+    return 0;
+}
+
 /* Parse argv (every rank does, identically). 0: run; 1: exit 0; 2: error. */
 static int parse_args(ctx_t *c, int argc, char **argv, int rank)
 {
@@ -1075,14 +1137,6 @@ static int parse_args(ctx_t *c, int argc, char **argv, int rank)
     c->budget = 1.0;
     c->sync_hc = -1;
     opterr = 0;
-#define BAD(...) \
-    do { \
-        if (rank == 0) { \
-            fprintf(stderr, "hcomm-perf: " __VA_ARGS__); \
-            fprintf(stderr, " (hcomm-perf -h for help)\n"); \
-        } \
-        return 2; \
-    } while (0)
     while ((ch = getopt_long(argc, argv, "b:e:f:n:w:T:c:pd:o:r:C:a:i:MRAHS:J:h", longopts, NULL)) !=
            -1) {
         switch (ch) {
@@ -1126,59 +1180,41 @@ static int parse_args(ctx_t *c, int argc, char **argv, int rank)
     }
     if (optind < argc)
         BAD("unexpected argument %s", argv[optind]);
-    if (c->thp && c->reg)
-        BAD("-H and -A: HcclMemAlloc chooses the pages of -A's buffers itself");
     c->factor = (uint64_t)f;
-    if (c->warmup < 1)
-        c->warmup = 1;
-    if (c->check_only)
-        c->check = 1;
-    if (c->minb > c->maxb)
-        BAD("-b %llu is larger than -e %llu", (unsigned long long)c->minb,
-            (unsigned long long)c->maxb);
-    if (c->minb == 0)
-        c->minb = 1;
-    c->t = NULL;
-    for (size_t i = 0; i < N_DTYPES && !c->t; i++)
-        for (int k = 0; dtypes[i].names[k]; k++)
-            if (!strcasecmp(dtype, dtypes[i].names[k]))
-                c->t = &dtypes[i];
-    if (!c->t)
-        BAD("unknown datatype %s", dtype);
-    int found = 0;
-    for (size_t i = 0; i < N_OPS; i++)
-        if (!strcasecmp(opname, ops[i].name)) {
-            c->op = ops[i].op;
-            found = 1;
-        }
-    if (!found)
-        BAD("unknown op %s", opname);
-    c->coll = C_N;
-    for (int i = 0; i < C_N; i++)
-        if (!strcasecmp(coll, colls[i].name))
-            c->coll = (coll_t)i;
-    if (c->coll == C_N)
-        BAD("unknown collective %s", coll);
-    if (c->algo && !colls[c->coll].algo_env)
-        BAD("-a: %s has no algorithm choice", colls[c->coll].name);
-    if (c->root >= c->n)
-        BAD("-r %d: only %d ranks", c->root, c->n);
-    if (!colls[c->coll].in_place_ok)
-        c->in_place = 0;
-    return 0;
+    return check_args(c, dtype, opname, coll, rank);
+}
 #undef BAD
+
+/* The column heads of the rows that print_row prints. */
+static void print_columns(const ctx_t *c)
+{
+    /* -R adds two columns: memcpy GB/s and busbw as % of it */
+    const char *r1 = c->ref ? "   memcpy  bus/mcp" : "", *r2 = c->ref ? "   (GB/s)      (%)" : "";
+    if (c->with_mpi) {
+        printf("# %47s %-35s %s\n", "", "<-------------- hcomm -------------->",
+               "<------------ MPI ----------->");
+        printf("# %10s %12s %8s %6s %6s %10s %8s %8s %6s %10s %8s %8s%s\n", "size", "count", "type",
+               "redop", "root", "time", "algbw", "busbw", "#wrong", "time", "busbw", "ratio", r1);
+        printf("# %10s %12s %8s %6s %6s %10s %8s %8s %6s %10s %8s %8s%s\n", "(B)", "(elements)", "",
+               "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "mpi/hc", r2);
+    } else {
+        printf("# %10s %12s %8s %6s %6s %10s %8s %8s %6s%s\n", "size", "count", "type", "redop",
+               "root", "time", "algbw", "busbw", "#wrong", r1);
+        printf("# %10s %12s %8s %6s %6s %10s %8s %8s %6s%s\n", "(B)", "(elements)", "", "", "",
+               "(us)", "(GB/s)", "(GB/s)", "", r2);
+    }
 }
 
-static void print_header(const ctx_t *c, int argc, char **argv, int nodes, int local,
-                         long cores, const char *host, const char *mpilib)
+static void print_header(const ctx_t *c, int argc, char **argv)
 {
     uint32_t v = HcommGetVersion();
     char b0[32], b1[32];
     size_str(b0, sizeof b0, c->minb);
     size_str(b1, sizeof b1, c->maxb);
     printf("# hcomm-perf: nranks %d (%d node%s, %d rank%s on %ld cores on %s%s), hcomm %u.%u.%u\n",
-           c->n, nodes, nodes > 1 ? "s" : "", local, local > 1 ? "s" : "", cores, host,
-           local > cores ? ": oversubscribed" : "", v / 10000, v / 100 % 100, v % 100);
+           c->n, c->nodes, c->nodes > 1 ? "s" : "", c->local, c->local > 1 ? "s" : "", c->cores,
+           c->host, c->local > c->cores ? ": oversubscribed" : "", v / 10000, v / 100 % 100,
+           v % 100);
     printf("# command:");
     for (int i = 0; i < argc; i++)
         printf(" %s", argv[i]);
@@ -1201,7 +1237,7 @@ static void print_header(const ctx_t *c, int argc, char **argv, int nodes, int l
                (double)c->thp_bytes / 1048576.0, 2.0 * (double)c->buf_bytes / 1048576.0);
     if (c->coll == C_ALLREDUCE_MULTI)
         printf("# allreduce_multi: 8 tensors, 13,2,8,1,21,3,5,11/64 of the size, 256 B gaps\n");
-    printf("# MPI: %s\n", mpilib);
+    printf("# MPI: %s\n", c->mpilib);
     if (c->line_ns > 0)
         printf("# core-to-core latency: %.0f ns one way (cache-line ping-pong of local ranks 0 "
                "and 1; on a VM it varies between runs with where the host runs them)\n",
@@ -1236,21 +1272,7 @@ static void print_header(const ctx_t *c, int argc, char **argv, int nodes, int l
            "before each call%s\n", c->sync_hc ? "HcclBarrier" : "MPI_Barrier",
            c->with_mpi ? "; hcomm and MPI alternate" : "");
     printf("#\n");
-    /* -R adds two columns: memcpy GB/s and busbw as % of it */
-    const char *r1 = c->ref ? "   memcpy  bus/mcp" : "", *r2 = c->ref ? "   (GB/s)      (%)" : "";
-    if (c->with_mpi) {
-        printf("# %47s %-35s %s\n", "", "<-------------- hcomm -------------->",
-               "<------------ MPI ----------->");
-        printf("# %10s %12s %8s %6s %6s %10s %8s %8s %6s %10s %8s %8s%s\n", "size", "count", "type",
-               "redop", "root", "time", "algbw", "busbw", "#wrong", "time", "busbw", "ratio", r1);
-        printf("# %10s %12s %8s %6s %6s %10s %8s %8s %6s %10s %8s %8s%s\n", "(B)", "(elements)", "",
-               "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "mpi/hc", r2);
-    } else {
-        printf("# %10s %12s %8s %6s %6s %10s %8s %8s %6s%s\n", "size", "count", "type", "redop",
-               "root", "time", "algbw", "busbw", "#wrong", r1);
-        printf("# %10s %12s %8s %6s %6s %10s %8s %8s %6s%s\n", "(B)", "(elements)", "", "", "",
-               "(us)", "(GB/s)", "(GB/s)", "", r2);
-    }
+    print_columns(c);
     fflush(stdout);
 }
 
@@ -1275,9 +1297,32 @@ static void print_row(const ctx_t *c, const row_t *r)
     fflush(stdout);
 }
 
+/* The variables that env_shown picks, as a JSON object of name: value. */
+static void json_env(FILE *f)
+{
+    fprintf(f, "{");
+    int first = 1;
+    for (char **e = environ; *e; e++) {
+        if (!env_shown(*e))
+            continue;
+        const char *eq = strchr(*e, '=');
+        char name[256];
+        size_t ln = eq ? (size_t)(eq - *e) : strlen(*e);
+        if (ln >= sizeof name)
+            ln = sizeof name - 1;
+        memcpy(name, *e, ln);
+        name[ln] = '\0';
+        fprintf(f, "%s\n    ", first ? "" : ",");
+        json_str(f, name);
+        fprintf(f, ": ");
+        json_str(f, eq ? eq + 1 : "");
+        first = 0;
+    }
+    fprintf(f, "%s}", first ? "" : "\n  ");
+}
+
 static void write_json(const ctx_t *c, const char *path, int argc, char **argv, const row_t *rows,
-                       int nrows, double avg_bw, double geo, int nodes, int local, long cores,
-                       const char *host, const char *mpilib)
+                       int nrows, double avg_bw, double geo)
 {
     FILE *f = fopen(path, "w");
     if (!f) {
@@ -1293,10 +1338,10 @@ static void write_json(const ctx_t *c, const char *path, int argc, char **argv, 
         json_str(f, argv[i]);
     }
     fprintf(f, "],\n  \"host\": ");
-    json_str(f, host);
+    json_str(f, c->host);
     fprintf(f, ",\n  \"nranks\": %d,\n  \"nodes\": %d,\n  \"local_ranks\": %d,\n"
                "  \"cores\": %ld,\n  \"oversubscribed\": %s,\n  \"sync\": \"%s\",\n",
-            c->n, nodes, local, cores, local > cores ? "true" : "false",
+            c->n, c->nodes, c->local, c->cores, c->local > c->cores ? "true" : "false",
             c->sync_hc ? "hcomm" : "mpi");
     if (c->line_ns > 0)
         fprintf(f, "  \"line_latency_ns\": %.1f,\n", c->line_ns);
@@ -1322,26 +1367,10 @@ static void write_json(const ctx_t *c, const char *path, int argc, char **argv, 
     fprintf(f, "  \"mpi\": %s,\n  \"mpi_call\": ", c->with_mpi && c->mpi_ok ? "true" : "false");
     json_str(f, colls[c->coll].mpi_call);
     fprintf(f, ",\n  \"mpi_library\": ");
-    json_str(f, mpilib);
-    fprintf(f, ",\n  \"env\": {");
-    int first = 1;
-    for (char **e = environ; *e; e++) {
-        if (!env_shown(*e))
-            continue;
-        const char *eq = strchr(*e, '=');
-        char name[256];
-        size_t ln = eq ? (size_t)(eq - *e) : strlen(*e);
-        if (ln >= sizeof name)
-            ln = sizeof name - 1;
-        memcpy(name, *e, ln);
-        name[ln] = '\0';
-        fprintf(f, "%s\n    ", first ? "" : ",");
-        json_str(f, name);
-        fprintf(f, ": ");
-        json_str(f, eq ? eq + 1 : "");
-        first = 0;
-    }
-    fprintf(f, "%s},\n  \"results\": [", first ? "" : "\n  ");
+    json_str(f, c->mpilib);
+    fprintf(f, ",\n  \"env\": ");
+    json_env(f);
+    fprintf(f, ",\n  \"results\": [");
     for (int i = 0; i < nrows; i++) {
         const row_t *r = &rows[i];
         fprintf(f, "%s\n    {\"size\": %llu, \"count\": %llu, \"iters\": %d, \"warmup\": %d, "
@@ -1365,43 +1394,25 @@ static void write_json(const ctx_t *c, const char *path, int argc, char **argv, 
 
 /* ----------------------------------------------------------------- main */
 
-int main(int argc, char **argv)
+/* Where we run: nodes, ranks per node, cores, the machine's state
+ * (line_latency_ns, step_ns_of) and the MPI library. */
+static void probe_machine(ctx_t *c)
 {
-    ctx_t ctx, *c = &ctx;
-    memset(c, 0, sizeof(*c));
-    g_ctx = c;
-    MPI_Init(&argc, &argv);
-    MPI_Comm_rank(MPI_COMM_WORLD, &c->rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &c->n);
-
-    int prc = parse_args(c, argc, argv, c->rank);
-    if (prc) {
-        MPI_Finalize();
-        return prc == 1 ? 0 : 2;
-    }
-    c->op = colls[c->coll].reducing ? c->op : HCCL_REDUCE_SUM;
-
-    /* hcomm reads HCCL_*_ALGO when the communicator is created */
-    if (c->algo && setenv(colls[c->coll].algo_env, c->algo, 1) != 0) {
-        perror("setenv");
-        MPI_Abort(MPI_COMM_WORLD, 1);
-    }
-
-    /* where we run: nodes, ranks per node, cores */
-    char host[256] = "?";
-    gethostname(host, sizeof host - 1);
+    strcpy(c->host, "?");
+    gethostname(c->host, sizeof c->host - 1);
     MPI_Comm local_comm;
     MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &local_comm);
-    int local, lrank, nodes;
+    int local, lrank;
     MPI_Comm_size(local_comm, &local);
     MPI_Comm_rank(local_comm, &lrank);
+    c->local = local;
     int is_leader = lrank == 0;
-    MPI_Allreduce(&is_leader, &nodes, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    MPI_Allreduce(&is_leader, &c->nodes, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     if (c->sync_hc < 0)
-        c->sync_hc = nodes > 1;
-    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+        c->sync_hc = c->nodes > 1;
+    c->cores = sysconf(_SC_NPROCESSORS_ONLN);
     /* world rank 0 is local rank 0 of its node (split_type keeps the order) */
-    c->line_ns = line_latency_ns(local_comm, lrank, local, cores);
+    c->line_ns = line_latency_ns(local_comm, lrank, local, c->cores);
     MPI_Bcast(&c->line_ns, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
     c->nstep = c->rank == 0 ? local : 0;
     c->step_ns = malloc(sizeof(double) * local);
@@ -1412,36 +1423,25 @@ int main(int argc, char **argv)
     }
     step_ns_of(local_comm, lrank, local, c->step_ns, c->step_cpu);
     MPI_Comm_free(&local_comm);
-    char mpilib[MPI_MAX_LIBRARY_VERSION_STRING];
     int mlen;
-    MPI_Get_library_version(mpilib, &mlen);
-    mpilib[strcspn(mpilib, ",\n")] = '\0';
+    MPI_Get_library_version(c->mpilib, &mlen);
+    c->mpilib[strcspn(c->mpilib, ",\n")] = '\0';
+}
 
-    /* MPI equivalent */
-    c->mt = mpi_type(c->t);
-    c->mop = mpi_op(c->op);
-    c->mpi_ok = colls[c->coll].reducing ? c->mt != MPI_DATATYPE_NULL : 1;
-    if (!c->mpi_ok)
-        c->mpi_why = "MPI has no reduction for this type";
-
-    /* check value ranges for sums: n * |value| stays exact in the type */
-    {
-        double k = floor(c->t->exact / c->n);
-        if (k > 100)
-            k = 100;
-        if (k < 2)
-            k = 2;
-        c->sum_k = (int)k;
-        c->sum_lo = is_signed_kind(c->t->kind) ? -(c->sum_k / 2) : 0;
-    }
-
-    /* buffers: once, at the largest size, pre-faulted */
-    size_t es = c->t->size;
+/* The elements of a size in bytes: whole per-rank blocks where the
+ * collective has them, at least one (block). */
+static uint64_t count_of(const ctx_t *c, uint64_t size)
+{
     uint64_t unit = colls[c->coll].per_rank_blocks ? (uint64_t)c->n : 1;
-    uint64_t maxcount = c->maxb / es / unit * unit;
-    if (maxcount < unit)
-        maxcount = unit;
-    c->buf_bytes = maxcount * es;
+    uint64_t count = size / c->t->size / unit * unit;
+    return count < unit ? unit : count;
+}
+
+/* Buffers: once, at the largest size, pre-faulted; and the per-iteration
+ * times. */
+static void alloc_buffers(ctx_t *c)
+{
+    c->buf_bytes = count_of(c, c->maxb) * c->t->size;
     if (c->coll == C_ALLREDUCE_MULTI)
         c->buf_bytes += MULTI_N * (MULTI_GAP + MULTI_ALIGN);
     const size_t align = c->thp ? HC_THP_SIZE : 4096;
@@ -1477,27 +1477,23 @@ int main(int argc, char **argv)
     int max_iters = c->iters > 1 ? c->iters : 1;
     c->times[0] = calloc((size_t)max_iters, sizeof(double));
     c->times[1] = calloc((size_t)max_iters, sizeof(double));
+}
 
-    HC(HcclCommInitMpi(MPI_COMM_WORLD, &c->comm));
-    void *hs = NULL, *hr = NULL;
-    if (c->reg) {
-        HC(HcclCommRegister(c->comm, sb, c->buf_bytes, &hs, 0));
-        HC(HcclCommRegister(c->comm, rb, c->buf_bytes, &hr, 0));
+/* Connections and first-call costs, before anything is timed or sized. */
+static void first_calls(ctx_t *c)
+{
+    set_size(c, count_of(c, c->minb));
+    for (int i = 0; i < 3; i++) {
+        run_hc(c);
+        if (c->with_mpi && c->mpi_ok)
+            run_mpi(c);
     }
+}
 
-    if (c->rank == 0)
-        print_header(c, argc, argv, nodes, local, cores, host, mpilib);
-    /* connections and first-call costs, before anything is timed or sized */
-    {
-        uint64_t count = c->minb / es / unit * unit;
-        set_size(c, count < unit ? unit : count);
-        for (int i = 0; i < 3; i++) {
-            run_hc(c);
-            if (c->with_mpi && c->mpi_ok)
-                run_mpi(c);
-        }
-    }
-
+/* Every size from -b to -e, x -f each time; rank 0 prints each row as it
+ * comes. Returns the rows, *nrows_p of them. */
+static row_t *run_sizes(ctx_t *c, int *nrows_p)
+{
     int cap = 64, nrows = 0;
     row_t *rows = calloc((size_t)cap, sizeof(row_t));
     if (rows == NULL) {
@@ -1506,11 +1502,9 @@ int main(int argc, char **argv)
     }
     uint64_t prev = 0;
     for (uint64_t size = c->minb; size <= c->maxb;) {
-        uint64_t count = size / es / unit * unit;
-        if (count < unit)
-            count = unit;
-        if (count * es != prev) { /* small sizes can round to the same count */
-            prev = count * es;
+        uint64_t count = count_of(c, size);
+        if (count * c->t->size != prev) { /* small sizes can round to the same count */
+            prev = count * c->t->size;
             set_size(c, count);
             if (nrows == cap) {
                 cap *= 2;
@@ -1530,7 +1524,14 @@ int main(int argc, char **argv)
             break;
         size *= c->factor;
     }
+    *nrows_p = nrows;
+    return rows;
+}
 
+/* The totals over the rows; rank 0 prints them and writes -J's file.
+ * Returns the wrong elements. */
+static long long summarize(const ctx_t *c, int argc, char **argv, const row_t *rows, int nrows)
+{
     double sum_bw = 0, sum_log = 0;
     long long wrong = 0;
     int nratio = 0;
@@ -1552,13 +1553,17 @@ int main(int argc, char **argv)
         printf("#\n");
         fflush(stdout);
         if (c->json)
-            write_json(c, c->json, argc, argv, rows, nrows, avg_bw, geo, nodes, local, cores, host,
-                       mpilib);
+            write_json(c, c->json, argc, argv, rows, nrows, avg_bw, geo);
     }
+    return wrong;
+}
 
+/* Deregister, destroy the communicator, free what the run allocated. */
+static void tear_down(ctx_t *c, row_t *rows)
+{
     if (c->reg) {
-        HC(HcclCommDeregister(c->comm, hs));
-        HC(HcclCommDeregister(c->comm, hr));
+        HC(HcclCommDeregister(c->comm, c->sreg));
+        HC(HcclCommDeregister(c->comm, c->rreg));
     }
     HC(HcclCommDestroy(c->comm));
     free(rows);
@@ -1567,12 +1572,69 @@ int main(int argc, char **argv)
     free(c->step_ns);
     free(c->step_cpu);
     if (c->reg) {
-        HC(HcclMemFree(sb));
-        HC(HcclMemFree(rb));
+        HC(HcclMemFree(c->sbuf));
+        HC(HcclMemFree(c->rbuf));
     } else {
-        free(sb);
-        free(rb);
+        free(c->sbuf);
+        free(c->rbuf);
     }
+}
+
+int main(int argc, char **argv)
+{
+    ctx_t ctx, *c = &ctx;
+    memset(c, 0, sizeof(*c));
+    g_ctx = c;
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &c->rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &c->n);
+
+    int prc = parse_args(c, argc, argv, c->rank);
+    if (prc) {
+        MPI_Finalize();
+        return prc == 1 ? 0 : 2;
+    }
+    c->op = colls[c->coll].reducing ? c->op : HCCL_REDUCE_SUM;
+
+    /* hcomm reads HCCL_*_ALGO when the communicator is created */
+    if (c->algo && setenv(colls[c->coll].algo_env, c->algo, 1) != 0) {
+        perror("setenv");
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    probe_machine(c);
+
+    /* MPI equivalent */
+    c->mt = mpi_type(c->t);
+    c->mop = mpi_op(c->op);
+    c->mpi_ok = colls[c->coll].reducing ? c->mt != MPI_DATATYPE_NULL : 1;
+    if (!c->mpi_ok)
+        c->mpi_why = "MPI has no reduction for this type";
+
+    /* check value ranges for sums: n * |value| stays exact in the type */
+    {
+        double k = floor(c->t->exact / c->n);
+        if (k > 100)
+            k = 100;
+        if (k < 2)
+            k = 2;
+        c->sum_k = (int)k;
+        c->sum_lo = is_signed_kind(c->t->kind) ? -(c->sum_k / 2) : 0;
+    }
+
+    alloc_buffers(c);
+    HC(HcclCommInitMpi(MPI_COMM_WORLD, &c->comm));
+    if (c->reg) {
+        HC(HcclCommRegister(c->comm, c->sbuf, c->buf_bytes, &c->sreg, 0));
+        HC(HcclCommRegister(c->comm, c->rbuf, c->buf_bytes, &c->rreg, 0));
+    }
+
+    if (c->rank == 0)
+        print_header(c, argc, argv);
+    first_calls(c);
+    int nrows;
+    row_t *rows = run_sizes(c, &nrows);
+    long long wrong = summarize(c, argc, argv, rows, nrows);
+    tear_down(c, rows);
     MPI_Finalize();
     return wrong ? 1 : 0;
 }

@@ -33,13 +33,15 @@
 
 #include "stats.h"
 
-int main(int argc, char **argv)
+/* The options; main sets their defaults */
+typedef struct {
+    int iters, warm, colors, cold, batch; /* -n, -w, -c, -k, -b */
+} opts_t;
+
+/* Parse argv (every rank does, identically). 0: run; 1: exit 0; 2: error. */
+static int parse_args(opts_t *o, int argc, char **argv, int rank)
 {
-    MPI_Init(&argc, &argv);
-    int rank, n;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &n);
-    int iters = 200, warm = 20, colors = 2, cold = 20, batch = 1, opt;
+    int opt;
     /* --help is -h */
     for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
         if (strcmp(argv[i], "--help") == 0)
@@ -47,19 +49,19 @@ int main(int argc, char **argv)
     while ((opt = getopt(argc, argv, "n:w:c:k:b:h")) != -1) {
         switch (opt) {
         case 'n':
-            iters = atoi(optarg);
+            o->iters = atoi(optarg);
             break;
         case 'w':
-            warm = atoi(optarg);
+            o->warm = atoi(optarg);
             break;
         case 'c':
-            colors = atoi(optarg);
+            o->colors = atoi(optarg);
             break;
         case 'k':
-            cold = atoi(optarg);
+            o->cold = atoi(optarg);
             break;
         case 'b':
-            batch = atoi(optarg);
+            o->batch = atoi(optarg);
             break;
         default:
             if (rank == 0)
@@ -74,31 +76,28 @@ int main(int argc, char **argv)
                         "  -n ITERS   timed iterations [200]     -w WARMUP  untimed ones [20]\n"
                         "  -c COLORS  colors of the split [2]    -k COLD    cold iterations [20]\n"
                         "  -b BATCH   communicators made back to back per iteration, 1..64 [1]\n");
-            MPI_Finalize();
-            return opt == 'h' ? 0 : 2;
+            return opt == 'h' ? 1 : 2;
         }
     }
-    if (iters < 1 || warm < 0 || colors < 1 || cold < 1 || batch < 1 || batch > 64) {
+    if (o->iters < 1 || o->warm < 0 || o->colors < 1 || o->cold < 1 || o->batch < 1 ||
+        o->batch > 64) {
         if (rank == 0)
             fprintf(stderr, "hcomm-split-bench: bad -n, -w, -c, -k or -b (1..64)\n");
-        MPI_Finalize();
         return 2;
     }
-    HcclComm world;
-    if (HcclCommInitMpi(MPI_COMM_WORLD, &world) != HCCL_SUCCESS) {
-        fprintf(stderr, "hcomm-split-bench: HcclCommInitMpi failed\n");
-        MPI_Abort(MPI_COMM_WORLD, 1);
-    }
-    /* connect every pair once (AlltoAll), as any real job would have */
-    int32_t *s = calloc(n, sizeof *s), *r = calloc(n, sizeof *r);
-    HcclAlltoAll(s, 1, HCCL_DATA_TYPE_INT32, r, 1, HCCL_DATA_TYPE_INT32, world, NULL);
-    const int color = rank % colors, key = rank;
-    double *t[3];
-    for (int k = 0; k < 3; k++)
-        t[k] = calloc(iters, sizeof(double));
+    return 0;
+}
+
+/* The three ways while world keeps the process context alive: -w untimed
+ * and -n timed iterations, the order alternating; t[way][it]: seconds per
+ * creation on this rank. Returns the failures, an HcclCommSplit iteration
+ * that created endpoints or buffers counted as one. */
+static int time_alive(const opts_t *o, HcclComm world, int color, int key, double *t[3])
+{
+    const int batch = o->batch;
     uint64_t ep0 = 0, b0 = 0, ep1 = 0, b1 = 0;
     int fails = 0;
-    for (int it = -warm; it < iters; it++) {
+    for (int it = -o->warm; it < o->iters; it++) {
         for (int k = 0; k < 3; k++) {
             int way = (k + (it & 1)) % 3; /* alternate the order */
             HcclComm hc[64] = {NULL};
@@ -133,9 +132,16 @@ int main(int argc, char **argv)
             }
         }
     }
-    HcclCommDestroy(world); /* the last communicator: the context goes */
-    double *tc = calloc(cold, sizeof(double));
-    for (int it = 0; it < cold; it++) {
+    return fails;
+}
+
+/* "cold": MPI_Comm_split + HcclCommInitMpi with no hcomm communicator
+ * alive, -k iterations; tc[it]: seconds on this rank. Returns the
+ * failures. */
+static int time_cold(const opts_t *o, int color, int key, double *tc)
+{
+    int fails = 0;
+    for (int it = 0; it < o->cold; it++) {
         HcclComm hc = NULL;
         MPI_Comm mc = MPI_COMM_NULL;
         MPI_Barrier(MPI_COMM_WORLD);
@@ -147,6 +153,15 @@ int main(int argc, char **argv)
             HcclCommDestroy(hc);
         MPI_Comm_free(&mc);
     }
+    return fails;
+}
+
+/* The slowest rank's times (t: time_alive's, tc: time_cold's) and the
+ * failures go to rank 0, which prints the report. Returns the failures of
+ * all ranks on rank 0, 0 on the others. */
+static int report(const opts_t *o, int rank, int n, double *t[3], double *tc, int fails)
+{
+    const int iters = o->iters, cold = o->cold;
     double *mx = calloc(iters > cold ? iters : cold, sizeof(double));
     double med[4], p10[4], p90[4];
     for (int k = 0; k < 4; k++) {
@@ -165,8 +180,8 @@ int main(int argc, char **argv)
                                       "MPI_Comm_split+HcclCommInitMpi",
                                       "same, cold (no context alive)"};
         printf("# hcomm-split-bench: %d ranks, %d colors, %d iterations (+%d warm-up); "
-               "slowest rank per iteration, us per creation (batches of %d)\n", n, colors, iters,
-               warm, batch);
+               "slowest rank per iteration, us per creation (batches of %d)\n", n, o->colors,
+               iters, o->warm, o->batch);
         printf("# %-32s %10s %10s %10s\n", "way", "median", "p10", "p90");
         for (int k = 0; k < 4; k++)
             printf("  %-32s %10.2f %10.2f %10.2f\n", name[k], med[k], p10[k], p90[k]);
@@ -176,9 +191,41 @@ int main(int argc, char **argv)
         printf("# endpoints / buffers created by the HcclCommSplit iterations: %s; "
                "failures: %d\n", tf ? "SOME (or a failure)" : "none", tf);
     }
+    free(mx);
+    return tf;
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    int rank, n;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &n);
+    opts_t o = {.iters = 200, .warm = 20, .colors = 2, .cold = 20, .batch = 1};
+    int prc = parse_args(&o, argc, argv, rank);
+    if (prc) {
+        MPI_Finalize();
+        return prc == 1 ? 0 : 2;
+    }
+    HcclComm world;
+    if (HcclCommInitMpi(MPI_COMM_WORLD, &world) != HCCL_SUCCESS) {
+        fprintf(stderr, "hcomm-split-bench: HcclCommInitMpi failed\n");
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    /* connect every pair once (AlltoAll), as any real job would have */
+    int32_t *s = calloc(n, sizeof *s), *r = calloc(n, sizeof *r);
+    HcclAlltoAll(s, 1, HCCL_DATA_TYPE_INT32, r, 1, HCCL_DATA_TYPE_INT32, world, NULL);
+    const int color = rank % o.colors, key = rank;
+    double *t[3];
+    for (int k = 0; k < 3; k++)
+        t[k] = calloc(o.iters, sizeof(double));
+    int fails = time_alive(&o, world, color, key, t);
+    HcclCommDestroy(world); /* the last communicator: the context goes */
+    double *tc = calloc(o.cold, sizeof(double));
+    fails += time_cold(&o, color, key, tc);
+    const int tf = report(&o, rank, n, t, tc, fails);
     for (int k = 0; k < 3; k++)
         free(t[k]);
-    free(mx);
     free(tc);
     free(s);
     free(r);
