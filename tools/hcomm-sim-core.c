@@ -437,6 +437,113 @@ static uint32_t file_nranks(const char *path)
     return n;
 }
 
+/* The placement's topology file into s->cfg: topo_file, or the machine's
+ * shape written to tmp (its descriptor in *tmpfd, for the caller to
+ * unlink). The number of ranks it places; 0 with the reason in err. */
+static uint32_t place_ranks(hs_sim_t *s, const hs_machine_t *m, const char *topo_file,
+                            char *tmp, int *tmpfd, char *err, size_t errlen)
+{
+    if (topo_file) {
+        const uint32_t n = file_nranks(topo_file);
+        if (n == 0) {
+            snprintf(err, errlen, "%s: cannot read it, or it has no rank lines (the simulator "
+                     "needs every rank placed)", topo_file);
+            return 0;
+        }
+        snprintf(s->cfg.topo_file, sizeof(s->cfg.topo_file), "%s", topo_file);
+        return n;
+    }
+    if (m->nodes == 0 || m->rpn == 0 || m->racks == 0 || m->racks > m->nodes ||
+        (uint64_t)m->nodes * m->rpn > 65536) {
+        snprintf(err, errlen, "bad shape: %u node(s) x %u rank(s) in %u rack(s) (nodes >= "
+                 "racks >= 1, ranks-per-node >= 1, at most 65536 ranks)",
+                 m->nodes, m->rpn, m->racks);
+        return 0;
+    }
+    *tmpfd = mkstemp(tmp);
+    FILE *f = *tmpfd >= 0 ? fdopen(*tmpfd, "w") : NULL;
+    if (f == NULL || write_shorthand(m, f) != 0) {
+        snprintf(err, errlen, "cannot write a topology file in /tmp");
+        if (f)
+            fclose(f);
+        return 0;
+    }
+    fclose(f);
+    snprintf(s->cfg.topo_file, sizeof(s->cfg.topo_file), "%s", tmp);
+    return m->nodes * m->rpn;
+}
+
+/* The library's topology of the n ranks s->cfg's file places, every rank
+ * with the same machine facts (fake_blob); 0, or -1 with the reason in
+ * err. */
+static int build_topo(hs_sim_t *s, uint32_t n, char *err, size_t errlen)
+{
+    hc_topo_member_t *mem = calloc(n, sizeof(*mem));
+    uint8_t *blob = calloc(1, 512);
+    if (mem == NULL || blob == NULL) {
+        free(mem);
+        free(blob);
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    fake_blob(blob, 512);
+    for (uint32_t i = 0; i < n; i++) {
+        mem[i].host = "hcomm-sim";
+        mem[i].blob = blob;
+        mem[i].world = i;
+    }
+    hc_topo_reset();
+    int rc = hc_topo_create(n, 0, mem, &s->cfg, &s->topo);
+    free(mem);
+    free(blob);
+    if (rc != HCCL_SUCCESS) {
+        snprintf(err, errlen, "the topology does not build (the library's error is logged "
+                 "above; HCCL_DEBUG=WARN shows it)");
+        return -1;
+    }
+    return 0;
+}
+
+/* From the topology: the view, each rank's node and rack, and whether the
+ * rack uplinks can limit a flow; 0, or -1 with the reason in err. */
+static int index_ranks(hs_sim_t *s, char *err, size_t errlen)
+{
+    const uint32_t n = s->n;
+    hc_topo_view(s->topo, &s->view);
+    s->nnodes = s->topo->nnodes ? s->topo->nnodes : 1;
+    s->nracks = s->topo->nracks ? s->topo->nracks : 1;
+    s->node_of = calloc(n, sizeof(uint32_t));
+    s->rack_of = calloc(n, sizeof(uint32_t));
+    s->base = calloc(n + 1, sizeof(uint32_t));
+    if (s->node_of == NULL || s->rack_of == NULL || s->base == NULL) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        s->node_of[i] = s->topo->r[i].node;
+        s->rack_of[i] = s->topo->r[i].rack;
+    }
+    /* An uplink at least as wide as its rack's NICs together never limits
+     * a flow (what crosses it leaves through those NICs): left out, so
+     * that its many flows do not cost the replay time, and so that the
+     * equal shares do not throttle flows the NICs would let through. */
+    uint32_t *per = calloc(s->nracks, sizeof(uint32_t)), most = 0;
+    if (per == NULL) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    for (uint32_t d = 0; d < s->topo->nnodes; d++) {
+        const uint32_t k = s->topo->nodes[d].rack < s->nracks ? s->topo->nodes[d].rack : 0;
+        if (++per[k] > most)
+            most = per[k];
+    }
+    if (most == 0)
+        most = 1;
+    free(per);
+    s->uplinks = s->m.uplink_bw > 0 && s->m.uplink_bw < (double)most * s->m.nic.bw;
+    return 0;
+}
+
 hs_sim_t *hs_create(const hs_machine_t *m, const char *topo_file, char *err, size_t errlen)
 {
     hs_sim_t *s = calloc(1, sizeof(*s));
@@ -450,95 +557,19 @@ hs_sim_t *hs_create(const hs_machine_t *m, const char *topo_file, char *err, siz
     s->max_steps = HS_MAX_STEPS_DEFAULT;
     if (hc_env_load(&s->cfg, err, errlen) != HCCL_SUCCESS)
         goto fail;
-    uint32_t n;
-    if (topo_file) {
-        n = file_nranks(topo_file);
-        if (n == 0) {
-            snprintf(err, errlen, "%s: cannot read it, or it has no rank lines (the simulator "
-                     "needs every rank placed)", topo_file);
-            goto fail;
-        }
-        snprintf(s->cfg.topo_file, sizeof(s->cfg.topo_file), "%s", topo_file);
-    } else {
-        if (m->nodes == 0 || m->rpn == 0 || m->racks == 0 || m->racks > m->nodes ||
-            (uint64_t)m->nodes * m->rpn > 65536) {
-            snprintf(err, errlen, "bad shape: %u node(s) x %u rank(s) in %u rack(s) (nodes >= "
-                     "racks >= 1, ranks-per-node >= 1, at most 65536 ranks)",
-                     m->nodes, m->rpn, m->racks);
-            goto fail;
-        }
-        n = m->nodes * m->rpn;
-        tmpfd = mkstemp(tmp);
-        FILE *f = tmpfd >= 0 ? fdopen(tmpfd, "w") : NULL;
-        if (f == NULL || write_shorthand(m, f) != 0) {
-            snprintf(err, errlen, "cannot write a topology file in /tmp");
-            if (f)
-                fclose(f);
-            goto fail;
-        }
-        fclose(f);
-        snprintf(s->cfg.topo_file, sizeof(s->cfg.topo_file), "%s", tmp);
-    }
-    s->cfg.topo_dump_file[0] = '\0';
-    hc_topo_member_t *mem = calloc(n, sizeof(*mem));
-    uint8_t *blob = calloc(1, 512);
-    if (mem == NULL || blob == NULL) {
-        free(mem);
-        free(blob);
-        snprintf(err, errlen, "out of memory");
+    const uint32_t n = place_ranks(s, m, topo_file, tmp, &tmpfd, err, errlen);
+    if (n == 0)
         goto fail;
-    }
-    fake_blob(blob, 512);
-    for (uint32_t i = 0; i < n; i++) {
-        mem[i].host = "hcomm-sim";
-        mem[i].blob = blob;
-        mem[i].world = i;
-    }
-    hc_topo_reset();
-    int rc = hc_topo_create(n, 0, mem, &s->cfg, &s->topo);
-    free(mem);
-    free(blob);
+    s->cfg.topo_dump_file[0] = '\0';
+    const int rc = build_topo(s, n, err, errlen);
     if (tmpfd >= 0)
         unlink(tmp);
     tmpfd = -1;
-    if (rc != HCCL_SUCCESS) {
-        snprintf(err, errlen, "the topology does not build (the library's error is logged "
-                 "above; HCCL_DEBUG=WARN shows it)");
+    if (rc != 0)
         goto fail;
-    }
     s->n = n;
-    hc_topo_view(s->topo, &s->view);
-    s->nnodes = s->topo->nnodes ? s->topo->nnodes : 1;
-    s->nracks = s->topo->nracks ? s->topo->nracks : 1;
-    s->node_of = calloc(n, sizeof(uint32_t));
-    s->rack_of = calloc(n, sizeof(uint32_t));
-    s->base = calloc(n + 1, sizeof(uint32_t));
-    if (s->node_of == NULL || s->rack_of == NULL || s->base == NULL) {
-        snprintf(err, errlen, "out of memory");
+    if (index_ranks(s, err, errlen) != 0)
         goto fail;
-    }
-    for (uint32_t i = 0; i < n; i++) {
-        s->node_of[i] = s->topo->r[i].node;
-        s->rack_of[i] = s->topo->r[i].rack;
-    }
-    /* An uplink at least as wide as its rack's NICs together never limits
-     * a flow (what crosses it leaves through those NICs): left out, so
-     * that its many flows do not cost the replay time, and so that the
-     * equal shares do not throttle flows the NICs would let through. */
-    uint32_t *per = calloc(s->nracks, sizeof(uint32_t)), most = 0;
-    if (per == NULL) {
-        snprintf(err, errlen, "out of memory");
-        goto fail;
-    }
-    for (uint32_t d = 0; d < s->topo->nnodes; d++) {
-        const uint32_t k = s->topo->nodes[d].rack < s->nracks ? s->topo->nodes[d].rack : 0;
-        if (++per[k] > most)
-            most = per[k];
-    }
-    if (most == 0)
-        most = 1;
-    free(per);
-    s->uplinks = s->m.uplink_bw > 0 && s->m.uplink_bw < (double)most * s->m.nic.bw;
     return s;
 fail:
     if (tmpfd >= 0)
@@ -1339,266 +1370,359 @@ int hs_run(hs_sim_t *s, hc_coll_t coll, uint64_t bytes, const char *algo, int bl
     return hs_replay(s, build_algo, &ctx, res, err, errlen);
 }
 
-int hs_replay(hs_sim_t *s, hs_build_fn build, void *bctx, hs_result_t *res, char *err,
-              size_t errlen)
-{
-    int rc;
-    memset(res, 0, sizeof(*res));
-    const double t0 = now_s();
-    const uint32_t n = s->n, nn = s->nnodes, nr = s->nracks;
-    /* build every rank's schedule; flatten those of ranks 0 .. k-1 (k: the
-     * period of a rotation of the machine, tried in increasing order, n
-     * last), the others must be theirs moved (rank k is built right after
-     * rank 0, to try a period cheaply); a rank's dependents from its
-     * dependencies (cnt: per step of the rank, then fill cursors) */
+/* hs_replay's flattening, from the first rank built to the messages
+ * matched: the ranks flattened (0 .. k-1) and the buffers kept between
+ * ranks. */
+typedef struct {
+    hs_sim_t *s;
+    char *err;
+    size_t errlen;
+    const char *name;        /* the algorithm, as its schedules name it */
+    uint32_t k;              /* the period of the rotation (n: none) */
+    uint32_t *nmap, *rmap;   /* the rotation by k of the nodes, of the racks */
     hc_sched_t sc;
-    hc_sched_init(&sc, 4);
-    uint64_t ns = 0, nsucc = 0, nrecv = 0;
-    rkey_t *rk = NULL;
-    uint64_t rk_cap = 0;
-    uint32_t *cnt = NULL;
-    uint64_t cnt_cap = 0;
-    uint32_t *rk_base = calloc(n + 1, sizeof(uint32_t));
-    uint32_t *rdeps = NULL; /* the flattened ranks' dependencies, in step order */
-    uint64_t rdeps_cap = 0;
-    uint32_t *nmap = malloc(nn * sizeof(uint32_t)), *rmap = malloc(nr * sizeof(uint32_t));
-    if (rk_base == NULL || nmap == NULL || rmap == NULL)
-        goto oom;
-    const char *name = "?";
-    uint32_t k = machine_period(s, 0, nmap, rmap);
+    uint64_t ns, nsucc, nrecv, nsend;
+    rkey_t *rk;              /* the flattened ranks' RECVs */
+    uint64_t rk_cap;
+    uint32_t *rk_base;       /* [n + 1]: each flattened rank's first RECV in rk */
+    uint32_t *rdeps;         /* the flattened ranks' dependencies, in step order */
+    uint64_t rdeps_cap;
+    uint32_t *cnt;           /* per step of the rank, then fill cursors */
+    uint64_t cnt_cap;
+} flat_t;
+
+static int flat_oom(flat_t *f)
+{
+    snprintf(f->err, f->errlen, "out of memory (%llu steps)", (unsigned long long)f->ns);
+    return HCCL_E_MEMORY;
+}
+
+static void flat_free(flat_t *f)
+{
+    free(f->rk);
+    free(f->rk_base);
+    free(f->rdeps);
+    free(f->nmap);
+    free(f->rmap);
+    free(f->cnt);
+    hc_sched_free(&f->sc);
+}
+
+/* Rank q's steps (f->sc) as records from f->ns on, their first dependents
+ * at f->cnt's cursors; its RECVs into f->rk. */
+static int flatten_steps(flat_t *f, uint32_t q)
+{
+    hs_sim_t *s = f->s;
+    const hc_sched_t *sc = &f->sc;
+    for (uint32_t j = 0; j < sc->nsteps; j++) {
+        const hc_step_t *st = &sc->steps[j];
+        const uint64_t g = f->ns + j;
+        if (st->kind != HC_STEP_SEND && st->kind != HC_STEP_RECV &&
+            st->kind != HC_STEP_REDUCE && st->kind != HC_STEP_COPY &&
+            st->kind != HC_STEP_NOP) {
+            snprintf(f->err, f->errlen, "%s: rank %u step %u is a shared-memory step (kind %u), "
+                     "which the simulator does not model", f->name, q, j, st->kind);
+            return HCCL_E_NOT_SUPPORT;
+        }
+        step_t *d = &s->st[g];
+        d->kind = st->kind;
+        d->peer = st->kind == HC_STEP_REDUCE || st->kind == HC_STEP_COPY ? q : st->peer;
+        d->bytes = st->bytes;
+        d->aux = st->tag;
+        d->qnext = UINT32_MAX;
+        d->succ = (uint32_t)f->nsucc + f->cnt[j];
+        d->pending = st->ndeps + (st->kind == HC_STEP_RECV);
+        if (st->kind == HC_STEP_RECV) {
+            if (f->nrecv == f->rk_cap) {
+                uint64_t c = f->rk_cap ? 2 * f->rk_cap : 4096;
+                rkey_t *x = realloc(f->rk, c * sizeof(rkey_t));
+                if (x == NULL)
+                    return flat_oom(f);
+                f->rk = x;
+                f->rk_cap = c;
+            }
+            f->rk[f->nrecv].key = (uint64_t)st->peer << 20 | st->tag;
+            f->rk[f->nrecv].g = (uint32_t)g;
+            f->nrecv++;
+        }
+    }
+    return HCCL_SUCCESS;
+}
+
+/* Flatten rank q's schedule (f->sc, q < k) after the ranks before it. */
+static int flatten_rank(flat_t *f, uint32_t q)
+{
+    hs_sim_t *s = f->s;
+    const hc_sched_t *sc = &f->sc;
+    const uint64_t ns = f->ns, nsucc = f->nsucc;
+    if (ns + sc->nsteps > s->max_steps || ns + sc->nsteps >= UINT32_MAX ||
+        nsucc + sc->ndeps >= UINT32_MAX) {
+        snprintf(f->err, f->errlen, "%s on %u ranks needs more than %llu steps (--max-steps; "
+                 "about %d bytes of memory each)", f->name, s->n,
+                 (unsigned long long)s->max_steps, HS_STEP_BYTES);
+        return HCCL_E_MEMORY;
+    }
+    if (grow_steps(s, ns + sc->nsteps) != 0 ||
+        grow_u32(&s->succ, &s->succ_cap, nsucc + sc->ndeps, 4096) != 0 ||
+        (f->k < s->n && grow_u32(&f->rdeps, &f->rdeps_cap, nsucc + sc->ndeps, 4096) != 0) ||
+        grow_u32(&f->cnt, &f->cnt_cap, (uint64_t)sc->nsteps + 1, 1024) != 0)
+        return flat_oom(f);
+    s->base[q] = (uint32_t)ns;
+    f->rk_base[q] = (uint32_t)f->nrecv;
+    uint32_t *cnt = f->cnt;
+    memset(cnt, 0, (sc->nsteps + 1) * sizeof(uint32_t));
+    for (uint32_t j = 0; j < sc->ndeps; j++)
+        cnt[sc->deps[j] + 1]++;
+    for (uint32_t j = 0; j < sc->nsteps; j++)
+        cnt[j + 1] += cnt[j];
+    const int rc = flatten_steps(f, q);
+    if (rc != HCCL_SUCCESS)
+        return rc;
+    /* step j joins the dependents of each of its dependencies */
+    for (uint64_t j = 0, o = nsucc; j < sc->nsteps; j++) {
+        const hc_step_t *st = &sc->steps[j];
+        for (uint32_t x = st->dep_off; x < st->dep_off + st->ndeps; x++) {
+            s->succ[nsucc + cnt[sc->deps[x]]++] = (uint32_t)(ns + j);
+            if (f->k < s->n)
+                f->rdeps[o++] = sc->deps[x];
+        }
+    }
+    f->ns += sc->nsteps;
+    f->nsucc += sc->ndeps;
+    s->base[q + 1] = (uint32_t)f->ns;
+    return HCCL_SUCCESS;
+}
+
+/* Build every rank's schedule; flatten those of ranks 0 .. k-1 (k: the
+ * period of a rotation of the machine, tried in increasing order, n
+ * last), the others must be theirs moved (rank k is built right after
+ * rank 0, to try a period cheaply); a rank's dependents from its
+ * dependencies (cnt: per step of the rank, then fill cursors). */
+static int build_ranks(flat_t *f, hs_build_fn build, void *bctx)
+{
+    hs_sim_t *s = f->s;
+    const uint32_t n = s->n;
+    int rc;
 restart:
-    ns = nsucc = nrecv = 0;
+    f->ns = f->nsucc = f->nrecv = 0;
     for (uint32_t i = 0; i < n; i++) {
+        const uint32_t k = f->k;
         const uint32_t q = k == n ? i : i == 0 ? 0 : i == 1 ? k : i <= k ? i - 1 : i;
-        hc_sched_reset(&sc);
-        rc = build(bctx, q, &sc);
-        if (rc == HCCL_SUCCESS && sc.err)
-            rc = sc.err;
-        if (sc.algo)
-            name = sc.algo;
+        hc_sched_reset(&f->sc);
+        rc = build(bctx, q, &f->sc);
+        if (rc == HCCL_SUCCESS && f->sc.err)
+            rc = f->sc.err;
+        if (f->sc.algo)
+            f->name = f->sc.algo;
         if (rc != HCCL_SUCCESS) {
-            snprintf(err, errlen, "%s: rank %u's schedule does not build (%d)", name, q, rc);
-            goto fail;
+            snprintf(f->err, f->errlen, "%s: rank %u's schedule does not build (%d)", f->name,
+                     q, rc);
+            return rc;
         }
         if (q >= k) { /* not replayed: the same as its image's, or no symmetry */
-            if (!same_shifted(s, &sc, q, q % k, rdeps + s->st[s->base[q % k]].succ)) {
-                k = machine_period(s, k, nmap, rmap);
+            if (!same_shifted(s, &f->sc, q, q % k, f->rdeps + s->st[s->base[q % k]].succ)) {
+                f->k = machine_period(s, k, f->nmap, f->rmap);
                 goto restart;
             }
             continue;
         }
-        if (ns + sc.nsteps > s->max_steps || ns + sc.nsteps >= UINT32_MAX ||
-            nsucc + sc.ndeps >= UINT32_MAX) {
-            snprintf(err, errlen, "%s on %u ranks needs more than %llu steps (--max-steps; "
-                     "about %d bytes of memory each)", name, n,
-                     (unsigned long long)s->max_steps, HS_STEP_BYTES);
-            rc = HCCL_E_MEMORY;
-            goto fail;
-        }
-        if (grow_steps(s, ns + sc.nsteps) != 0 ||
-            grow_u32(&s->succ, &s->succ_cap, nsucc + sc.ndeps, 4096) != 0 ||
-            (k < n && grow_u32(&rdeps, &rdeps_cap, nsucc + sc.ndeps, 4096) != 0) ||
-            grow_u32(&cnt, &cnt_cap, (uint64_t)sc.nsteps + 1, 1024) != 0)
-            goto oom;
-        s->base[q] = (uint32_t)ns;
-        rk_base[q] = (uint32_t)nrecv;
-        memset(cnt, 0, (sc.nsteps + 1) * sizeof(uint32_t));
-        for (uint32_t j = 0; j < sc.ndeps; j++)
-            cnt[sc.deps[j] + 1]++;
-        for (uint32_t j = 0; j < sc.nsteps; j++)
-            cnt[j + 1] += cnt[j];
-        for (uint32_t j = 0; j < sc.nsteps; j++) {
-            const hc_step_t *st = &sc.steps[j];
-            const uint64_t g = ns + j;
-            if (st->kind != HC_STEP_SEND && st->kind != HC_STEP_RECV &&
-                st->kind != HC_STEP_REDUCE && st->kind != HC_STEP_COPY &&
-                st->kind != HC_STEP_NOP) {
-                snprintf(err, errlen, "%s: rank %u step %u is a shared-memory step (kind %u), "
-                         "which the simulator does not model", name, q, j, st->kind);
-                rc = HCCL_E_NOT_SUPPORT;
-                goto fail;
-            }
-            step_t *d = &s->st[g];
-            d->kind = st->kind;
-            d->peer = st->kind == HC_STEP_REDUCE || st->kind == HC_STEP_COPY ? q : st->peer;
-            d->bytes = st->bytes;
-            d->aux = st->tag;
-            d->qnext = UINT32_MAX;
-            d->succ = (uint32_t)nsucc + cnt[j];
-            d->pending = st->ndeps + (st->kind == HC_STEP_RECV);
-            if (st->kind == HC_STEP_RECV) {
-                if (nrecv == rk_cap) {
-                    uint64_t c = rk_cap ? 2 * rk_cap : 4096;
-                    rkey_t *x = realloc(rk, c * sizeof(rkey_t));
-                    if (x == NULL)
-                        goto oom;
-                    rk = x;
-                    rk_cap = c;
-                }
-                rk[nrecv].key = (uint64_t)st->peer << 20 | st->tag;
-                rk[nrecv].g = (uint32_t)g;
-                nrecv++;
-            }
-        }
-        /* step j joins the dependents of each of its dependencies */
-        for (uint64_t j = 0, o = nsucc; j < sc.nsteps; j++) {
-            const hc_step_t *st = &sc.steps[j];
-            for (uint32_t x = st->dep_off; x < st->dep_off + st->ndeps; x++) {
-                s->succ[nsucc + cnt[sc.deps[x]]++] = (uint32_t)(ns + j);
-                if (k < n)
-                    rdeps[o++] = sc.deps[x];
-            }
-        }
-        ns += sc.nsteps;
-        nsucc += sc.ndeps;
-        s->base[q + 1] = (uint32_t)ns;
+        rc = flatten_rank(f, q);
+        if (rc != HCCL_SUCCESS)
+            return rc;
     }
-    s->st[ns].succ = (uint32_t)nsucc;
-    rk_base[k] = (uint32_t)nrecv;
-    free(cnt);
-    cnt = NULL;
-    hc_sched_free(&sc);
-    hc_sched_init(&sc, 4);
-    /* match each SEND with its RECV: (sender, receiver, tag); a RECV of
-     * rank p = p0 + j k is its image's, rank p0's from the sender moved by
-     * -j k */
+    s->st[f->ns].succ = (uint32_t)f->nsucc;
+    f->rk_base[f->k] = (uint32_t)f->nrecv;
+    return HCCL_SUCCESS;
+}
+
+/* Match each SEND with its RECV: (sender, receiver, tag); a RECV of rank
+ * p = p0 + j k is its image's, rank p0's from the sender moved by -j k. */
+static int match_messages(flat_t *f)
+{
+    hs_sim_t *s = f->s;
+    const uint32_t n = s->n, k = f->k;
+    const uint32_t *rk_base = f->rk_base;
     for (uint32_t q = 0; q < k; q++)
-        qsort(rk + rk_base[q], rk_base[q + 1] - rk_base[q], sizeof(rkey_t), rkey_cmp);
-    uint64_t nsend = 0;
+        qsort(f->rk + rk_base[q], rk_base[q + 1] - rk_base[q], sizeof(rkey_t), rkey_cmp);
     pairs_t ph = {0};
+    int rc = HCCL_SUCCESS;
+    f->nsend = 0;
     s->npairs = 0;
-    for (uint32_t q = 0; q < k; q++)
+    for (uint32_t q = 0; q < k && rc == HCCL_SUCCESS; q++)
         for (uint32_t g = s->base[q]; g < s->base[q + 1]; g++) {
             step_t *d = &s->st[g];
             if (d->kind != HC_STEP_SEND)
                 continue;
             const uint32_t p = d->peer, p0 = p % k, img = (q + n - (p - p0)) % n;
             rkey_t key = {(uint64_t)img << 20 | d->aux, 0};
-            rkey_t *hit = p < n ? bsearch(&key, rk + rk_base[p0], rk_base[p0 + 1] - rk_base[p0],
-                                          sizeof(rkey_t), rkey_cmp)
+            rkey_t *hit = p < n ? bsearch(&key, f->rk + rk_base[p0],
+                                          rk_base[p0 + 1] - rk_base[p0], sizeof(rkey_t),
+                                          rkey_cmp)
                                 : NULL;
             if (hit == NULL || hit->g == UINT32_MAX) {
-                snprintf(err, errlen, "%s: rank %u sends to rank %u with tag %u, which no "
-                         "RECV of rank %u takes", name, q, p, d->aux, p);
-                free(ph.key);
-                free(ph.val);
+                snprintf(f->err, f->errlen, "%s: rank %u sends to rank %u with tag %u, which "
+                         "no RECV of rank %u takes", f->name, q, p, d->aux, p);
                 rc = HCCL_E_INTERNAL;
-                goto fail;
+                break;
             }
             d->aux = hit->g;
             hit->g = UINT32_MAX; /* taken */
             d->peer = pair_of(s, &ph, q, p);
             if (d->peer == UINT32_MAX) {
-                free(ph.key);
-                free(ph.val);
-                goto oom;
+                rc = flat_oom(f);
+                break;
             }
-            nsend++;
+            f->nsend++;
         }
     free(ph.key);
     free(ph.val);
-    if (nsend != nrecv) {
-        snprintf(err, errlen, "%s: %llu RECV steps but %llu SEND steps", name,
-                 (unsigned long long)nrecv, (unsigned long long)nsend);
+    if (rc == HCCL_SUCCESS && f->nsend != f->nrecv) {
+        snprintf(f->err, f->errlen, "%s: %llu RECV steps but %llu SEND steps", f->name,
+                 (unsigned long long)f->nrecv, (unsigned long long)f->nsend);
         rc = HCCL_E_INTERNAL;
-        goto fail;
     }
-    free(rk);
-    rk = NULL;
-    free(rk_base);
-    rk_base = NULL;
-    free(rdeps);
-    rdeps = NULL;
-    res->build_s = now_s() - t0;
-    res->ranks = k;
-    res->steps = ns * (n / k);
-    res->messages = nsend * (n / k);
-    /* replay */
-    const double t1 = now_s();
+    return rc;
+}
+
+/* Build, flatten and match (hs_replay's first phase); on success what
+ * the replay does not need is freed. */
+static int flatten(flat_t *f, hs_build_fn build, void *bctx)
+{
+    hs_sim_t *s = f->s;
+    hc_sched_init(&f->sc, 4);
+    f->rk_base = calloc(s->n + 1, sizeof(uint32_t));
+    f->nmap = malloc(s->nnodes * sizeof(uint32_t));
+    f->rmap = malloc(s->nracks * sizeof(uint32_t));
+    if (f->rk_base == NULL || f->nmap == NULL || f->rmap == NULL)
+        return flat_oom(f);
+    f->k = machine_period(s, 0, f->nmap, f->rmap);
+    int rc = build_ranks(f, build, bctx);
+    if (rc != HCCL_SUCCESS)
+        return rc;
+    free(f->cnt);
+    f->cnt = NULL;
+    hc_sched_free(&f->sc);
+    hc_sched_init(&f->sc, 4);
+    rc = match_messages(f);
+    if (rc != HCCL_SUCCESS)
+        return rc;
+    free(f->rk);
+    f->rk = NULL;
+    free(f->rk_base);
+    f->rk_base = NULL;
+    free(f->rdeps);
+    f->rdeps = NULL;
+    return HCCL_SUCCESS;
+}
+
+/* Run the events of r in time order, each step's dependents as it
+ * completes; the number of steps completed. */
+static uint64_t run_events(run_t *r)
+{
+    const hs_sim_t *s = r->s;
+    uint64_t done = 0;
+    while ((r->h.n || r->nfh || r->fhead < r->fn) && !r->oom) {
+        uint32_t g, kind;
+        double t;
+        if (r->fhead < r->fn) {
+            const ev_t *e = &r->fifo[r->fhead++];
+            if (e->kind == EV_FLOW && (!r->ch[e->g].active || e->ver != r->ch[e->g].ver))
+                continue; /* a rate changed since */
+            g = e->g;
+            kind = e->kind;
+            t = e->t;
+        } else {
+            r->fhead = r->fn = 0;
+            if (r->nfh && (r->h.n == 0 || r->fh[0].t < r->h.v[0].t)) {
+                g = (uint32_t)r->fh[0].key;
+                kind = EV_FLOW;
+                t = r->fh[0].t;
+                fh_remove(r, g);
+            } else {
+                const hev_t e = heap_pop(&r->h);
+                g = (uint32_t)e.key;
+                kind = (uint32_t)(e.key >> 32);
+                t = e.t;
+                if (r->h.n) /* the next step's record, while this one runs */
+                    __builtin_prefetch(&s->st[(uint32_t)r->h.v[0].key]);
+            }
+            r->now = t;
+        }
+        if (kind == EV_ARRIVAL) {
+            input(r, g, t);
+            continue;
+        }
+        if (kind == EV_FLOW) {
+            flow_event(r, g, t);
+            continue;
+        }
+        done++;
+        if (t > r->end)
+            r->end = t;
+        for (uint32_t x = s->st[g].succ; x < s->st[g + 1].succ; x++)
+            input(r, s->succ[x], t);
+    }
+    return done;
+}
+
+/* Replay the flattened steps (hs_replay's second phase): the last
+ * step's end into res->time. */
+static int replay(flat_t *f, hs_result_t *res)
+{
+    hs_sim_t *s = f->s;
+    const uint32_t n = s->n, nn = s->nnodes, nr = s->nracks;
     run_t r = {.s = s};
     r.nlk = 2 * n + 2 * nn + 2 * nr + (s->m.cpu_bw > 0);
     r.cpu = s->m.cpu_bw > 0 ? r.nlk - 1 : UINT32_MAX;
     r.lk = calloc(r.nlk, sizeof(link_t));
     r.engine = calloc(n, sizeof(double));
     r.cid = malloc(((size_t)s->npairs + 1) * sizeof(uint32_t));
-    if (!r.lk || !r.engine || !r.cid || link_orbits(&r, k, nmap, rmap) != 0) {
+    if (!r.lk || !r.engine || !r.cid || link_orbits(&r, f->k, f->nmap, f->rmap) != 0) {
         run_free(&r);
-        goto oom;
+        return flat_oom(f);
     }
-    free(nmap);
-    free(rmap);
-    nmap = rmap = NULL;
+    free(f->nmap);
+    free(f->rmap);
+    f->nmap = f->rmap = NULL;
     memset(r.cid, 0xff, ((size_t)s->npairs + 1) * sizeof(uint32_t));
     for (uint32_t i = 0; i < r.nlk; i++)
         r.lk[i].cap = i < 2 * n ? s->m.intra.bw : i < 2 * n + 2 * nn ? s->m.nic.bw
                     : i == r.cpu ? 1.0 /* second of the CPUs a second */ : s->m.uplink_bw;
-    for (uint64_t g = 0; g < ns; g++)
+    for (uint64_t g = 0; g < f->ns; g++)
         if (s->st[g].pending == 0)
             start(&r, (uint32_t)g, 0);
-    uint64_t done = 0;
-    while ((r.h.n || r.nfh || r.fhead < r.fn) && !r.oom) {
-        uint32_t g, kind;
-        double t;
-        if (r.fhead < r.fn) {
-            const ev_t *e = &r.fifo[r.fhead++];
-            if (e->kind == EV_FLOW && (!r.ch[e->g].active || e->ver != r.ch[e->g].ver))
-                continue; /* a rate changed since */
-            g = e->g;
-            kind = e->kind;
-            t = e->t;
-        } else {
-            r.fhead = r.fn = 0;
-            if (r.nfh && (r.h.n == 0 || r.fh[0].t < r.h.v[0].t)) {
-                g = (uint32_t)r.fh[0].key;
-                kind = EV_FLOW;
-                t = r.fh[0].t;
-                fh_remove(&r, g);
-            } else {
-                const hev_t e = heap_pop(&r.h);
-                g = (uint32_t)e.key;
-                kind = (uint32_t)(e.key >> 32);
-                t = e.t;
-                if (r.h.n) /* the next step's record, while this one runs */
-                    __builtin_prefetch(&s->st[(uint32_t)r.h.v[0].key]);
-            }
-            r.now = t;
-        }
-        if (kind == EV_ARRIVAL) {
-            input(&r, g, t);
-            continue;
-        }
-        if (kind == EV_FLOW) {
-            flow_event(&r, g, t);
-            continue;
-        }
-        done++;
-        if (t > r.end)
-            r.end = t;
-        for (uint32_t x = s->st[g].succ; x < s->st[g + 1].succ; x++)
-            input(&r, s->succ[x], t);
-    }
+    const uint64_t done = run_events(&r);
     const int oom = r.oom;
     res->time = r.end;
     run_free(&r);
     if (oom)
-        goto oom;
-    if (done != ns) {
-        snprintf(err, errlen, "%s: %llu of %llu steps never ran (the schedules wait for each "
-                 "other)", name, (unsigned long long)(ns - done), (unsigned long long)ns);
+        return flat_oom(f);
+    if (done != f->ns) {
+        snprintf(f->err, f->errlen, "%s: %llu of %llu steps never ran (the schedules wait for "
+                 "each other)", f->name, (unsigned long long)(f->ns - done),
+                 (unsigned long long)f->ns);
         return HCCL_E_INTERNAL;
     }
-    res->run_s = now_s() - t1;
     return HCCL_SUCCESS;
-oom:
-    snprintf(err, errlen, "out of memory (%llu steps)", (unsigned long long)ns);
-    rc = HCCL_E_MEMORY;
-fail:
-    free(rk);
-    free(rk_base);
-    free(rdeps);
-    free(nmap);
-    free(rmap);
-    free(cnt);
-    hc_sched_free(&sc);
+}
+
+int hs_replay(hs_sim_t *s, hs_build_fn build, void *bctx, hs_result_t *res, char *err,
+              size_t errlen)
+{
+    memset(res, 0, sizeof(*res));
+    const double t0 = now_s();
+    flat_t f = {.s = s, .err = err, .errlen = errlen, .name = "?"};
+    int rc = flatten(&f, build, bctx);
+    if (rc == HCCL_SUCCESS) {
+        res->build_s = now_s() - t0;
+        res->ranks = f.k;
+        res->steps = f.ns * (s->n / f.k);
+        res->messages = f.nsend * (s->n / f.k);
+        const double t1 = now_s();
+        rc = replay(&f, res);
+        if (rc == HCCL_SUCCESS)
+            res->run_s = now_s() - t1;
+    }
+    flat_free(&f);
     return rc;
 }

@@ -162,37 +162,39 @@ static void show_tree(hc_comm_t *c, uint32_t root)
     free(nk);
 }
 
-static void show_plan(hc_comm_t *c, uint32_t root)
+/* The HIER algorithms: their units and, when they are used, the slices
+ * (h: rank 0's AllReduce plan). */
+static void show_hier(hc_comm_t *c, hc_hier_t *h)
 {
-    const hc_topo_t *t = c->topo;
     const uint32_t n = c->nranks;
-    char a[32], b[32], d[32];
-    /* HIER units and slices */
     hc_coll_args_t args = {.coll = HC_COLL_ALLREDUCE, .rank = 0, .nranks = n, .count = n,
                            .esize = 4, .topo = &c->view};
-    hc_hier_t h;
     printf("\nHIER algorithms:");
-    if (hc_hier_init(&args, &h) == HCCL_SUCCESS) {
+    if (hc_hier_init(&args, h) == HCCL_SUCCESS) {
         const char *why = hc_hier_usable(&args);
-        printf(" units = %s (%u of them)%s%s\n", h.level, h.G, why ? "; not used: " : "",
+        printf(" units = %s (%u of them)%s%s\n", h->level, h->G, why ? "; not used: " : "",
                why ? why : "");
         if (!why) {
             printf("  intra-unit stages: ring reduce-scatter / allgather inside each %s\n",
-                   h.level);
+                   h->level);
             printf("  inter-unit stage, one ring per slice (slice j: the j-th rank of every %s):\n",
-                   h.level);
-            for (uint32_t j = 0; j < h.smax && j < 16; j++) {
+                   h->level);
+            for (uint32_t j = 0; j < h->smax && j < 16; j++) {
                 printf("    slice %-3u", j);
-                for (uint32_t u = 0; u < h.G && u < 32; u++)
-                    printf(" %u", hc_hier_member(&h, u, j % hc_hier_usize(&h, u)));
-                printf("%s\n", h.G > 32 ? " ..." : "");
+                for (uint32_t u = 0; u < h->G && u < 32; u++)
+                    printf(" %u", hc_hier_member(h, u, j % hc_hier_usize(h, u)));
+                printf("%s\n", h->G > 32 ? " ..." : "");
             }
         }
     }
-    /* TORUS2D grid */
+}
+
+/* The TORUS2D grid, or why there is none (h: as show_hier left it). */
+static void show_grid(hc_comm_t *c, const hc_hier_t *h)
+{
     if (c->view.grid_rows) {
-        printf("\nTORUS2D grid: %u rows (%ss) x %u columns\n", c->view.grid_rows, t->unit_level,
-               c->view.grid_cols);
+        printf("\nTORUS2D grid: %u rows (%ss) x %u columns\n", c->view.grid_rows,
+               c->topo->unit_level, c->view.grid_cols);
         for (uint32_t r = 0; r < c->view.grid_rows && r < 16; r++) {
             printf("  row %-3u", r);
             for (uint32_t col = 0; col < c->view.grid_cols && col < 32; col++)
@@ -201,34 +203,43 @@ static void show_plan(hc_comm_t *c, uint32_t root)
         }
     } else {
         printf("\nTORUS2D grid: none (%s); TORUS2D factorises n instead\n",
-               h.G > 1 ? "units of unequal size" : "flat topology");
+               h->G > 1 ? "units of unequal size" : "flat topology");
     }
-    show_tree(c, root);
-    /* bytes across nodes */
-    if (t->nnodes > 1) {
-        hc_topo_view_t blind = c->view;
-        blind.ring = NULL; /* rank order, topology otherwise known */
-        const uint64_t count = 1u << 18; /* 1 MiB of float32 */
-        printf("\nbytes sent across nodes by one 1 MiB operation (all ranks together, from the "
-               "schedules):\n");
-        printf("  allreduce     HIER %-11s RING in topology order %-11s RING in rank order %s\n",
-               fmt_bytes(xnode(c, &c->view, HC_COLL_ALLREDUCE, "HIER", count), a, sizeof(a)),
-               fmt_bytes(xnode(c, &c->view, HC_COLL_ALLREDUCE, "RING", count), b, sizeof(b)),
-               fmt_bytes(xnode(c, &blind, HC_COLL_ALLREDUCE, "RING", count), d, sizeof(d)));
-        const uint64_t per = count / n ? count / n : 1;
-        printf("  allgather     HIER %-11s RING in topology order %-11s RING in rank order %s\n",
-               fmt_bytes(xnode(c, &c->view, HC_COLL_ALLGATHER, "HIER", per), a, sizeof(a)),
-               fmt_bytes(xnode(c, &c->view, HC_COLL_ALLGATHER, "RING", per), b, sizeof(b)),
-               fmt_bytes(xnode(c, &blind, HC_COLL_ALLGATHER, "RING", per), d, sizeof(d)));
-        printf("  reducescatter HIER %-11s RING in topology order %-11s RING in rank order %s\n",
-               fmt_bytes(xnode(c, &c->view, HC_COLL_REDUCESCATTER, "HIER", per), a, sizeof(a)),
-               fmt_bytes(xnode(c, &c->view, HC_COLL_REDUCESCATTER, "RING", per), b, sizeof(b)),
-               fmt_bytes(xnode(c, &blind, HC_COLL_REDUCESCATTER, "RING", per), d, sizeof(d)));
-        printf("  broadcast     HIER %-11s BINOMIAL %s\n",
-               fmt_bytes(xnode(c, &c->view, HC_COLL_BROADCAST, "HIER", count), a, sizeof(a)),
-               fmt_bytes(xnode(c, &blind, HC_COLL_BROADCAST, "BINOMIAL", count), b, sizeof(b)));
-    }
-    /* what the tuner picks */
+}
+
+/* The bytes each algorithm sends across nodes (more than one node). */
+static void show_xnode(hc_comm_t *c)
+{
+    const uint32_t n = c->nranks;
+    char a[32], b[32], d[32];
+    hc_topo_view_t blind = c->view;
+    blind.ring = NULL; /* rank order, topology otherwise known */
+    const uint64_t count = 1u << 18; /* 1 MiB of float32 */
+    printf("\nbytes sent across nodes by one 1 MiB operation (all ranks together, from the "
+           "schedules):\n");
+    printf("  allreduce     HIER %-11s RING in topology order %-11s RING in rank order %s\n",
+           fmt_bytes(xnode(c, &c->view, HC_COLL_ALLREDUCE, "HIER", count), a, sizeof(a)),
+           fmt_bytes(xnode(c, &c->view, HC_COLL_ALLREDUCE, "RING", count), b, sizeof(b)),
+           fmt_bytes(xnode(c, &blind, HC_COLL_ALLREDUCE, "RING", count), d, sizeof(d)));
+    const uint64_t per = count / n ? count / n : 1;
+    printf("  allgather     HIER %-11s RING in topology order %-11s RING in rank order %s\n",
+           fmt_bytes(xnode(c, &c->view, HC_COLL_ALLGATHER, "HIER", per), a, sizeof(a)),
+           fmt_bytes(xnode(c, &c->view, HC_COLL_ALLGATHER, "RING", per), b, sizeof(b)),
+           fmt_bytes(xnode(c, &blind, HC_COLL_ALLGATHER, "RING", per), d, sizeof(d)));
+    printf("  reducescatter HIER %-11s RING in topology order %-11s RING in rank order %s\n",
+           fmt_bytes(xnode(c, &c->view, HC_COLL_REDUCESCATTER, "HIER", per), a, sizeof(a)),
+           fmt_bytes(xnode(c, &c->view, HC_COLL_REDUCESCATTER, "RING", per), b, sizeof(b)),
+           fmt_bytes(xnode(c, &blind, HC_COLL_REDUCESCATTER, "RING", per), d, sizeof(d)));
+    printf("  broadcast     HIER %-11s BINOMIAL %s\n",
+           fmt_bytes(xnode(c, &c->view, HC_COLL_BROADCAST, "HIER", count), a, sizeof(a)),
+           fmt_bytes(xnode(c, &blind, HC_COLL_BROADCAST, "BINOMIAL", count), b, sizeof(b)));
+}
+
+/* The algorithm the tuner picks per collective for a few sizes. */
+static void show_selection(hc_comm_t *c)
+{
+    const uint32_t n = c->nranks;
+    char a[32];
     printf("\nalgorithm selection (HCCL_DEBUG=INFO HCCL_DEBUG_SUBSYS=TUNE prints the whole "
            "table):\n");
     static const hc_coll_t colls[] = {HC_COLL_ALLREDUCE, HC_COLL_REDUCESCATTER,
@@ -248,6 +259,17 @@ static void show_plan(hc_comm_t *c, uint32_t root)
         }
         printf("\n");
     }
+}
+
+static void show_plan(hc_comm_t *c, uint32_t root)
+{
+    hc_hier_t h;
+    show_hier(c, &h);
+    show_grid(c, &h);
+    show_tree(c, root);
+    if (c->topo->nnodes > 1)
+        show_xnode(c);
+    show_selection(c);
 }
 
 /* ---- timing --------------------------------------------------------------- */
@@ -356,6 +378,37 @@ static void bench(hc_comm_t *c, const char *sizes, int iters)
     }
 }
 
+static void usage(FILE *f)
+{
+    if (g_rank == 0)
+        fprintf(f,
+                "usage: mpirun -np N hcomm-topo [-o FILE] [-r ROOT] [-b SIZES] "
+                "[-n ITERS] [-v]\n"
+                "Rank 0 prints the topology hcomm detects for MPI_COMM_WORLD and what\n"
+                "it does with it: rings, HIER units, the TORUS2D grid, the Broadcast\n"
+                "tree from ROOT [0], bytes across nodes, the algorithm per size.\n"
+                "  -o FILE   also write the model as a topology file (HCCL_TOPO_FILE)\n"
+                "  -b SIZES  time AllReduce of these sizes (e.g. 64K,1M,16M): HIER, RING\n"
+                "            in topology and in rank order, MPI_Allreduce; median of\n"
+                "            ITERS [10] of the slowest rank\n"
+                "  -v        every rank prints one line about itself\n");
+}
+
+/* -v: every rank, in rank order, one line about itself. */
+static void show_ranks(hc_comm_t *c)
+{
+    const hc_topo_rank_t *me = &c->topo->r[c->rank];
+    for (int r = 0; r < g_n; r++) {
+        MPI_Barrier(MPI_COMM_WORLD);
+        if (r == g_rank)
+            printf("rank %d: host %s, node %s, group g%u, NUMA %d, cpus %s\n", g_rank,
+                   me->host, c->topo->nodes[me->node].name, me->group, me->numa,
+                   me->have_facts ? me->facts.cpus : "?");
+        fflush(stdout);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -376,18 +429,7 @@ int main(int argc, char **argv)
         case 'n': iters = atoi(optarg) > 0 ? atoi(optarg) : 1; break;
         case 'v': verbose = 1; break;
         default:
-            if (g_rank == 0)
-                fprintf(opt == 'h' ? stdout : stderr,
-                        "usage: mpirun -np N hcomm-topo [-o FILE] [-r ROOT] [-b SIZES] "
-                        "[-n ITERS] [-v]\n"
-                        "Rank 0 prints the topology hcomm detects for MPI_COMM_WORLD and what\n"
-                        "it does with it: rings, HIER units, the TORUS2D grid, the Broadcast\n"
-                        "tree from ROOT [0], bytes across nodes, the algorithm per size.\n"
-                        "  -o FILE   also write the model as a topology file (HCCL_TOPO_FILE)\n"
-                        "  -b SIZES  time AllReduce of these sizes (e.g. 64K,1M,16M): HIER, RING\n"
-                        "            in topology and in rank order, MPI_Allreduce; median of\n"
-                        "            ITERS [10] of the slowest rank\n"
-                        "  -v        every rank prints one line about itself\n");
+            usage(opt == 'h' ? stdout : stderr);
             MPI_Finalize();
             return opt == 'h' ? 0 : 2;
         }
@@ -408,18 +450,8 @@ int main(int argc, char **argv)
     }
     if (root >= c->nranks)
         root = 0;
-    if (verbose) {
-        const hc_topo_rank_t *me = &c->topo->r[c->rank];
-        for (int r = 0; r < g_n; r++) {
-            MPI_Barrier(MPI_COMM_WORLD);
-            if (r == g_rank)
-                printf("rank %d: host %s, node %s, group g%u, NUMA %d, cpus %s\n", g_rank,
-                       me->host, c->topo->nodes[me->node].name, me->group, me->numa,
-                       me->have_facts ? me->facts.cpus : "?");
-            fflush(stdout);
-        }
-        MPI_Barrier(MPI_COMM_WORLD);
-    }
+    if (verbose)
+        show_ranks(c);
     if (g_rank == 0) {
         printf("hcomm-topo: %d ranks (MPI_COMM_WORLD)\n\n", g_n);
         hc_topo_print(c->topo, stdout);
