@@ -98,7 +98,7 @@ static int check_agree(hc_comm_t *c, const hc_op_t *op)
     agree_rec_t mine = {.coll = (uint32_t)a->coll, .dtype = (uint32_t)a->dtype,
                         .op = reduces ? (uint32_t)a->op : 0, .root = rooted ? a->root : 0,
                         .device = (uint32_t)hc_gpu_claims(op, NULL), .pad = 0,
-                        .count = a->coll == HC_COLL_ALLTOALLV ? 0 : a->count};
+                        .count = hc_args_v(a) ? 0 : a->count};
     const uint32_t n = c->nranks;
     if (n < 2)
         return HCCL_SUCCESS;
@@ -402,7 +402,9 @@ HC_HOT HcclResult HcclBarrier(HcclComm comm, void *stream)
 /* ---- HCCL's variable-size calls, built on the calls above -------------- */
 
 /* The count arrays of the calls below are built here and live only during
- * the call: a group would keep pointers to them until HcclGroupEnd. */
+ * the call: a group would keep pointers to them until HcclGroupEnd.
+ * (ReduceScatterV, one ReduceScatter over the caller's arrays, is refused
+ * as well: in deterministic mode it is a Reduce per rank.) */
 static int refuse_in_group(const char *fn)
 {
     if (!hc_group_active())
@@ -521,14 +523,40 @@ HcclResult HcclReduceScatterV(void *sendBuf, const void *sendCounts, const void 
     }
     CHECK(hc_api_check_ptr(fn, "sendBuf", sendBuf, any));
     CHECK(hc_api_check_ptr(fn, "recvBuf", recvBuf, recvCount));
-    /* block i reduced onto rank i: one Reduce per rank, in rank order on
-     * every rank (the same stream keeps them in that order) */
-    for (uint32_t i = 0; i < c->nranks; i++) {
-        char *blk = (char *)sendBuf + sd[i] * es;
-        CHECK(HcclReduce(blk, i == c->rank ? recvBuf : NULL, sc[i], dataType, op, i, comm,
-                         stream));
+    entry_log(c, fn, recvCount, dataType, op, -1);
+    if (any == 0)
+        return HCCL_SUCCESS;
+    if (c->cfg->deterministic) {
+        /* RING's order is not the canonical one (docs/ALGORITHMS.md): block i
+         * reduced onto rank i, one Reduce per rank, in rank order on every
+         * rank (the same stream keeps them in that order) */
+        for (uint32_t i = 0; i < c->nranks; i++) {
+            char *blk = (char *)sendBuf + sd[i] * es;
+            CHECK(HcclReduce(blk, i == c->rank ? recvBuf : NULL, sc[i], dataType, op, i, comm,
+                             stream));
+        }
+        return HCCL_SUCCESS;
     }
-    return HCCL_SUCCESS;
+    char *own = (char *)sendBuf + sd[c->rank] * es;
+    const int in_place = recvCount && (char *)recvBuf == own;
+    if (!in_place &&
+        overlap(sendBuf, hc_v_end(sc, sd, c->nranks) * es, recvBuf, recvCount * es))
+        return bad_overlap(fn);
+    for (uint32_t i = 0; in_place && i < c->nranks; i++) {
+        const char *blk = (char *)sendBuf + sd[i] * es;
+        if (i != c->rank && overlap(own, recvCount * es, blk, sc[i] * es)) {
+            HC_ERROR(HC_SUB_COLL, "%s: in place, and block %u of sendBuf overlaps this rank's "
+                     "block %u (the result overwrites it)", fn, i, c->rank);
+            return HCCL_E_PARA;
+        }
+    }
+    /* one ReduceScatter over blocks of different sizes (coll.h) */
+    hc_op_t o;
+    hc_op_init(&o, fn, HC_COLL_REDUCESCATTER, recvCount, dataType, es, op, sendBuf, recvBuf);
+    o.args.in_place = in_place;
+    o.args.scounts = sc;
+    o.args.sdispls = sd;
+    return dispatch(c, &o, stream);
 }
 
 HcclResult HcclBatchSendRecv(HcclSendRecvItem *sendRecvInfo, uint32_t itemNum, HcclComm comm,
