@@ -15,6 +15,7 @@
 #include "src/sched/group.h"
 #include "src/comm/comm.h"
 #include "src/comm/op.h"
+#include "src/features/elastic.h"
 #include "src/sched/gpu_coll.h"
 #include "src/base/log.h"
 #include "src/base/reduce.h"
@@ -84,7 +85,8 @@ HC_HOT static void entry_log(const hc_comm_t *c, const char *fn, uint64_t count,
  * disagrees fails the call on every rank before anything is written. */
 typedef struct {
     uint32_t coll, dtype, op, root;
-    uint32_t device, pad; /* device buffers (src/sched/gpu_coll.h); pad keeps memcmp exact */
+    uint32_t device; /* device buffers (src/sched/gpu_coll.h) */
+    uint32_t blocks; /* ReduceScatterV: hash of sendCounts (the block sizes), else 0 */
     uint64_t count;
 } agree_rec_t;
 
@@ -95,11 +97,14 @@ static int check_agree(hc_comm_t *c, const hc_op_t *op)
                        a->coll == HC_COLL_SCATTER;
     const int reduces = a->coll == HC_COLL_ALLREDUCE || a->coll == HC_COLL_REDUCE ||
                         a->coll == HC_COLL_REDUCESCATTER;
+    const uint32_t n = c->nranks;
+    const int blocks = a->coll == HC_COLL_REDUCESCATTER && hc_args_v(a);
     agree_rec_t mine = {.coll = (uint32_t)a->coll, .dtype = (uint32_t)a->dtype,
                         .op = reduces ? (uint32_t)a->op : 0, .root = rooted ? a->root : 0,
-                        .device = (uint32_t)hc_gpu_claims(op, NULL), .pad = 0,
+                        .device = (uint32_t)hc_gpu_claims(op, NULL),
+                        .blocks = blocks ? hc_hash32(HC_HASH32_INIT, a->scounts,
+                                                     n * sizeof(uint64_t)) : 0,
                         .count = hc_args_v(a) ? 0 : a->count};
-    const uint32_t n = c->nranks;
     if (n < 2)
         return HCCL_SUCCESS;
     agree_rec_t stack[64], *all = n <= 64 ? stack : malloc((size_t)n * sizeof(*all));
@@ -117,6 +122,7 @@ static int check_agree(hc_comm_t *c, const hc_op_t *op)
                            : r->dtype != r0->dtype ? "the data type"
                            : r->op != r0->op       ? "the reduction op"
                            : r->count != r0->count ? "the count"
+                           : r->blocks != r0->blocks ? "the block sizes (sendCounts)"
                            : r->device != r0->device ? "host or device buffers"
                                                    : "the root";
         HC_ERROR(HC_SUB_COLL, "%s on comm %s (HCCL_CHECK_ARGS): ranks disagree on %s: rank 0 "
