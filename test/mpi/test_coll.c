@@ -1098,6 +1098,37 @@ static void phase_end(const ctx_t *cx, const char *phase)
     }
 }
 
+/* A reducing collective's case: (type, op, count, in place). */
+typedef void (*red_case_t)(const ctx_t *cx, HcclDataType t, HcclReduceOp op, uint64_t count,
+                           int inplace);
+
+/* Every type and op, every count, in place and not; a refused pair (FP8,
+ * AVG on integers, INT128 PROD) once: the code, buffers untouched (each
+ * logs an error). */
+static void each_reduction(const ctx_t *cx, red_case_t f)
+{
+    int nc;
+    const uint64_t *cs = counts(&nc);
+    for (int ti = 0; ti < NTYPES; ti++)
+        for (int oi = 0; oi < NOPS; oi++) {
+            HcclDataType t = ALL_TYPES[ti];
+            HcclReduceOp op = ALL_OPS[oi];
+            if (rc_reduce_expected(t, op) != HCCL_SUCCESS) {
+                f(cx, t, op, 7, (ti + oi) & 1);
+                continue;
+            }
+            for (int ci = 0; ci < nc; ci++)
+                for (int ip = 0; ip < 2; ip++)
+                    f(cx, t, op, cs[ci], ip);
+        }
+}
+
+static void t_reducescatterv_plain(const ctx_t *cx, HcclDataType t, HcclReduceOp op,
+                                   uint64_t count, int inplace)
+{
+    t_reducescatterv(cx, t, op, count, inplace, 0, 0);
+}
+
 static void reducing_matrix(const ctx_t *cx)
 {
     int nc;
@@ -1105,20 +1136,7 @@ static void reducing_matrix(const ctx_t *cx)
     int k = 0;
 
     phase_begin();
-    for (int ti = 0; ti < NTYPES; ti++)
-        for (int oi = 0; oi < NOPS; oi++) {
-            HcclDataType t = ALL_TYPES[ti];
-            HcclReduceOp op = ALL_OPS[oi];
-            if (rc_reduce_expected(t, op) != HCCL_SUCCESS) {
-                /* refused (FP8, AVG on integers, INT128 PROD): the code,
-                 * buffers untouched; once per pair (each logs an error) */
-                t_allreduce(cx, t, op, 7, (ti + oi) & 1);
-                continue;
-            }
-            for (int ci = 0; ci < nc; ci++)
-                for (int ip = 0; ip < 2; ip++)
-                    t_allreduce(cx, t, op, cs[ci], ip);
-        }
+    each_reduction(cx, t_allreduce);
     /* one element; 57 B (past the flag's line); 568 and 569 B (the largest
      * tiny message, coll/shm_util.h HC_SHM_TINY_MAX, and one byte more) */
     t_repeat(cx, 'A', HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, 1, 0);
@@ -1148,18 +1166,7 @@ static void reducing_matrix(const ctx_t *cx)
     phase_end(cx, "Reduce");
 
     phase_begin();
-    for (int ti = 0; ti < NTYPES; ti++)
-        for (int oi = 0; oi < NOPS; oi++) {
-            HcclDataType t = ALL_TYPES[ti];
-            HcclReduceOp op = ALL_OPS[oi];
-            if (rc_reduce_expected(t, op) != HCCL_SUCCESS) {
-                t_reducescatter(cx, t, op, 7, (ti + oi) & 1);
-                continue;
-            }
-            for (int ci = 0; ci < nc; ci++)
-                for (int ip = 0; ip < 2; ip++)
-                    t_reducescatter(cx, t, op, cs[ci], ip);
-        }
+    each_reduction(cx, t_reducescatter);
     /* the staged blocks (one at 2 ranks out of place, n otherwise) around
      * the tiny slot's 568 bytes */
     t_repeat(cx, 'r', HCCL_DATA_TYPE_FP32, HCCL_REDUCE_AVG, 1, 0);
@@ -1168,18 +1175,7 @@ static void reducing_matrix(const ctx_t *cx)
     phase_end(cx, "ReduceScatter");
 
     phase_begin();
-    for (int ti = 0; ti < NTYPES; ti++)
-        for (int oi = 0; oi < NOPS; oi++) {
-            HcclDataType t = ALL_TYPES[ti];
-            HcclReduceOp op = ALL_OPS[oi];
-            if (rc_reduce_expected(t, op) != HCCL_SUCCESS) {
-                t_reducescatterv(cx, t, op, 7, (ti + oi) & 1, 0, 0);
-                continue;
-            }
-            for (int ci = 0; ci < nc; ci++)
-                for (int ip = 0; ip < 2; ip++)
-                    t_reducescatterv(cx, t, op, cs[ci], ip, 0, 0);
-        }
+    each_reduction(cx, t_reducescatterv_plain);
     /* on a stream; after plain ReduceScatters of this rank's count */
     for (int ip = 0; ip < 2; ip++) {
         t_reducescatterv(cx, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, 1031, ip, 1, 0);

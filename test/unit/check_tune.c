@@ -359,15 +359,21 @@ static int count_lines(const char *path, const char *s)
     return n;
 }
 
+/* Warnings and worse go to a new file named after log ("..XXXXXX"). */
+static void log_to_tmp(char *log)
+{
+    int fd = mkstemp(log);
+    ck_assert_int_ge(fd, 0);
+    close(fd);
+    hc_log_configure(HC_LOG_WARN, HC_SUB_ALL, log);
+}
+
 START_TEST(test_forced_fallback)
 {
     /* TORUS2D on 3 ranks: cannot run; the default decides, with one WARN
      * line that says why */
     char log[] = "/tmp/check_tune_log_XXXXXX";
-    int fd = mkstemp(log);
-    ck_assert_int_ge(fd, 0);
-    close(fd);
-    hc_log_configure(HC_LOG_WARN, HC_SUB_ALL, log);
+    log_to_tmp(log);
     snprintf(cfg.allreduce_algo, sizeof(cfg.allreduce_algo), "2D-TORUS");
     hc_tune_t *t = make(3, NULL);
     ck_assert_str_eq(pick(t, HC_COLL_ALLREDUCE, 3, 16, 4, NULL, NULL), "RD");
@@ -420,10 +426,7 @@ END_TEST
 START_TEST(test_uneven_blocks)
 {
     char log[] = "/tmp/check_tune_log_XXXXXX";
-    int fd = mkstemp(log);
-    ck_assert_int_ge(fd, 0);
-    close(fd);
-    hc_log_configure(HC_LOG_WARN, HC_SUB_ALL, log);
+    log_to_tmp(log);
     static const uint64_t counts[] = {0, 1, 5, 3, 1 << 20, 7, 0, 2, 9};
     int na, warned = 0;
     const hc_algo_t *al = hc_coll_algos(HC_COLL_REDUCESCATTER, &na);
