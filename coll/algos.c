@@ -80,24 +80,47 @@ static const hc_algo_t reduce_algos[HC_REDUCE_LAST] = {
      .build = hc_reduce_rs_gather_build, .usable = NULL, .flags = HC_ALGO_F_DET},
 };
 
+/* ReduceScatter's V form (blocks of different sizes, coll.h) runs on RING
+ * only: the others refuse it, and the tuner falls back to RING (with a
+ * warning when one of them is forced). */
+static const char *rs_uneven(const hc_coll_args_t *a)
+{
+    return hc_args_v(a) ? "needs equal blocks (ReduceScatter, not ReduceScatterV)" : NULL;
+}
+static const char *rs_hier_usable(const hc_coll_args_t *a)
+{
+    const char *w = rs_uneven(a);
+    return w ? w : hc_hier_usable(a);
+}
+static const char *rs_direct_usable(const hc_coll_args_t *a)
+{
+    const char *w = rs_uneven(a);
+    return w ? w : hc_reducescatter_direct_usable(a);
+}
+static const char *rs_cma_usable(const hc_coll_args_t *a)
+{
+    const char *w = rs_uneven(a);
+    return w ? w : hc_allreduce_cma_usable(a);
+}
+
 static const hc_algo_t reducescatter_algos[HC_REDUCESCATTER_LAST] = {
     {.id = HC_REDUCESCATTER_RING, .name = "RING", .alias = NULL,
-     .desc = "ring reduce-scatter, chunk-pipelined", .build = hc_reducescatter_ring_build,
-     .usable = NULL, .flags = HC_ALGO_F_RING_ORDER | HC_ALGO_F_RING_CHUNK},
+     .desc = "ring reduce-scatter, chunk-pipelined; blocks of any sizes",
+     .build = hc_reducescatter_ring_build, .usable = NULL, .flags = HC_ALGO_F_RING_ORDER | HC_ALGO_F_RING_CHUNK},
     {.id = HC_REDUCESCATTER_HIER, .name = "HIER", .alias = NULL,
      .desc = "reduce-scatter inside each node (or fast group), then per-slice rings across",
-     .build = hc_reducescatter_hier_build, .usable = hc_hier_usable},
+     .build = hc_reducescatter_hier_build, .usable = rs_hier_usable},
     {.id = HC_REDUCESCATTER_HD, .name = "HD", .alias = "H-D_R",
      .desc = "recursive halving (fix-up for non-powers of two); log2 steps",
-     .build = hc_reducescatter_hd_build, .usable = NULL, .flags = HC_ALGO_F_DET},
+     .build = hc_reducescatter_hd_build, .usable = rs_uneven, .flags = HC_ALGO_F_DET},
     {.id = HC_REDUCESCATTER_DIRECT, .name = "DIRECT", .alias = NULL,
      .desc = "one host: each rank folds its block out of every rank's shared staging "
              "(coll/reducescatter_direct.c); needs shared memory",
-     .build = hc_reducescatter_direct_build, .usable = hc_reducescatter_direct_usable},
+     .build = hc_reducescatter_direct_build, .usable = rs_direct_usable},
     {.id = HC_REDUCESCATTER_CMA, .name = "CMA", .alias = NULL,
      .desc = "one host, 2 ranks: each rank folds its block with the peer's, read with "
              "process_vm_readv or, registered, with loads (coll/cma.c)",
-     .build = hc_reducescatter_cma_build, .usable = hc_allreduce_cma_usable},
+     .build = hc_reducescatter_cma_build, .usable = rs_cma_usable},
 };
 
 static const hc_algo_t allgather_algos[HC_ALLGATHER_LAST] = {

@@ -259,6 +259,12 @@ typedef enum {
  *  REDUCE         SEND count; RECV count on root only (NULL elsewhere).
  *  REDUCESCATTER  SEND nranks*count, RECV count;
  *                 in place: RECV == SEND + rank*count*esize.
+ *                 With scounts/sdispls (HcclReduceScatterV): block i of
+ *                 SEND is scounts[i] elements at sdispls[i] (scounts the
+ *                 same on every rank, sdispls this rank's layout); count
+ *                 == scounts[rank] (so it differs between ranks); in
+ *                 place: RECV == SEND + sdispls[rank]*esize. Without
+ *                 them, blocks are equal.
  *  ALLGATHER      SEND count, RECV nranks*count;
  *                 in place: SEND == RECV + rank*count*esize.
  *  SCATTER        SEND nranks*count on root only, RECV count;
@@ -293,10 +299,30 @@ typedef struct hc_coll_args {
     int registered;         /* the communicator has registered buffers
                              * (HcclCommRegister; the same on every rank): CMA
                              * AllReduce folds with HC_STEP_XREDUCE */
-    /* ALLTOALLV: arrays of nranks entries, in elements */
+    /* ALLTOALLV: arrays of nranks entries, in elements; REDUCESCATTER:
+     * scounts and sdispls, or NULL (equal blocks) */
     const uint64_t *scounts, *sdispls, *rcounts, *rdispls;
     const hc_topo_view_t *topo; /* never NULL */
 } hc_coll_args_t;
+
+/* The blocks are given by the arrays (ALLTOALLV, REDUCESCATTER's V form):
+ * a schedule depends on them, not only on count, and count may differ
+ * between ranks. */
+static inline int hc_args_v(const hc_coll_args_t *a)
+{
+    return a->scounts != NULL;
+}
+
+/* The end of the furthest non-empty block of n (counts, displs), in
+ * elements. */
+static inline uint64_t hc_v_end(const uint64_t *counts, const uint64_t *displs, uint32_t n)
+{
+    uint64_t end = 0;
+    for (uint32_t i = 0; i < n; i++)
+        if (counts[i] && displs[i] + counts[i] > end)
+            end = displs[i] + counts[i];
+    return end;
+}
 
 typedef int (*hc_build_fn)(const hc_coll_args_t *args, hc_sched_t *s);
 /* Why an algorithm cannot run for these args (NULL = it can). */

@@ -15,6 +15,7 @@
 #include "src/sched/group.h"
 #include "src/comm/comm.h"
 #include "src/comm/op.h"
+#include "src/features/elastic.h"
 #include "src/sched/gpu_coll.h"
 #include "src/base/log.h"
 #include "src/base/reduce.h"
@@ -84,7 +85,8 @@ HC_HOT static void entry_log(const hc_comm_t *c, const char *fn, uint64_t count,
  * disagrees fails the call on every rank before anything is written. */
 typedef struct {
     uint32_t coll, dtype, op, root;
-    uint32_t device, pad; /* device buffers (src/sched/gpu_coll.h); pad keeps memcmp exact */
+    uint32_t device; /* device buffers (src/sched/gpu_coll.h) */
+    uint32_t blocks; /* ReduceScatterV: hash of sendCounts (the block sizes), else 0 */
     uint64_t count;
 } agree_rec_t;
 
@@ -95,11 +97,14 @@ static int check_agree(hc_comm_t *c, const hc_op_t *op)
                        a->coll == HC_COLL_SCATTER;
     const int reduces = a->coll == HC_COLL_ALLREDUCE || a->coll == HC_COLL_REDUCE ||
                         a->coll == HC_COLL_REDUCESCATTER;
+    const uint32_t n = c->nranks;
+    const int blocks = a->coll == HC_COLL_REDUCESCATTER && hc_args_v(a);
     agree_rec_t mine = {.coll = (uint32_t)a->coll, .dtype = (uint32_t)a->dtype,
                         .op = reduces ? (uint32_t)a->op : 0, .root = rooted ? a->root : 0,
-                        .device = (uint32_t)hc_gpu_claims(op, NULL), .pad = 0,
-                        .count = a->coll == HC_COLL_ALLTOALLV ? 0 : a->count};
-    const uint32_t n = c->nranks;
+                        .device = (uint32_t)hc_gpu_claims(op, NULL),
+                        .blocks = blocks ? hc_hash32(HC_HASH32_INIT, a->scounts,
+                                                     n * sizeof(uint64_t)) : 0,
+                        .count = hc_args_v(a) ? 0 : a->count};
     if (n < 2)
         return HCCL_SUCCESS;
     agree_rec_t stack[64], *all = n <= 64 ? stack : malloc((size_t)n * sizeof(*all));
@@ -117,6 +122,7 @@ static int check_agree(hc_comm_t *c, const hc_op_t *op)
                            : r->dtype != r0->dtype ? "the data type"
                            : r->op != r0->op       ? "the reduction op"
                            : r->count != r0->count ? "the count"
+                           : r->blocks != r0->blocks ? "the block sizes (sendCounts)"
                            : r->device != r0->device ? "host or device buffers"
                                                    : "the root";
         HC_ERROR(HC_SUB_COLL, "%s on comm %s (HCCL_CHECK_ARGS): ranks disagree on %s: rank 0 "
@@ -402,7 +408,9 @@ HC_HOT HcclResult HcclBarrier(HcclComm comm, void *stream)
 /* ---- HCCL's variable-size calls, built on the calls above -------------- */
 
 /* The count arrays of the calls below are built here and live only during
- * the call: a group would keep pointers to them until HcclGroupEnd. */
+ * the call: a group would keep pointers to them until HcclGroupEnd.
+ * (ReduceScatterV, one ReduceScatter over the caller's arrays, is refused
+ * as well: in deterministic mode it is a Reduce per rank.) */
 static int refuse_in_group(const char *fn)
 {
     if (!hc_group_active())
@@ -521,14 +529,40 @@ HcclResult HcclReduceScatterV(void *sendBuf, const void *sendCounts, const void 
     }
     CHECK(hc_api_check_ptr(fn, "sendBuf", sendBuf, any));
     CHECK(hc_api_check_ptr(fn, "recvBuf", recvBuf, recvCount));
-    /* block i reduced onto rank i: one Reduce per rank, in rank order on
-     * every rank (the same stream keeps them in that order) */
-    for (uint32_t i = 0; i < c->nranks; i++) {
-        char *blk = (char *)sendBuf + sd[i] * es;
-        CHECK(HcclReduce(blk, i == c->rank ? recvBuf : NULL, sc[i], dataType, op, i, comm,
-                         stream));
+    entry_log(c, fn, recvCount, dataType, op, -1);
+    if (any == 0)
+        return HCCL_SUCCESS;
+    if (c->cfg->deterministic) {
+        /* RING's order is not the canonical one (docs/ALGORITHMS.md): block i
+         * reduced onto rank i, one Reduce per rank, in rank order on every
+         * rank (the same stream keeps them in that order) */
+        for (uint32_t i = 0; i < c->nranks; i++) {
+            char *blk = (char *)sendBuf + sd[i] * es;
+            CHECK(HcclReduce(blk, i == c->rank ? recvBuf : NULL, sc[i], dataType, op, i, comm,
+                             stream));
+        }
+        return HCCL_SUCCESS;
     }
-    return HCCL_SUCCESS;
+    char *own = (char *)sendBuf + sd[c->rank] * es;
+    const int in_place = recvCount && (char *)recvBuf == own;
+    if (!in_place &&
+        overlap(sendBuf, hc_v_end(sc, sd, c->nranks) * es, recvBuf, recvCount * es))
+        return bad_overlap(fn);
+    for (uint32_t i = 0; in_place && i < c->nranks; i++) {
+        const char *blk = (char *)sendBuf + sd[i] * es;
+        if (i != c->rank && overlap(own, recvCount * es, blk, sc[i] * es)) {
+            HC_ERROR(HC_SUB_COLL, "%s: in place, and block %u of sendBuf overlaps this rank's "
+                     "block %u (the result overwrites it)", fn, i, c->rank);
+            return HCCL_E_PARA;
+        }
+    }
+    /* one ReduceScatter over blocks of different sizes (coll.h) */
+    hc_op_t o;
+    hc_op_init(&o, fn, HC_COLL_REDUCESCATTER, recvCount, dataType, es, op, sendBuf, recvBuf);
+    o.args.in_place = in_place;
+    o.args.scounts = sc;
+    o.args.sdispls = sd;
+    return dispatch(c, &o, stream);
 }
 
 HcclResult HcclBatchSendRecv(HcclSendRecvItem *sendRecvInfo, uint32_t itemNum, HcclComm comm,

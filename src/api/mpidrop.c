@@ -1208,13 +1208,13 @@ int MPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[
             w = W_ARGS;
         total += (uint64_t)recvcounts[i];
     }
-    int even = 1; /* equal blocks: the reduce-scatter algorithms (the V form is a Reduce per rank) */
+    int even = 1; /* equal blocks: HcclReduceScatter, else HcclReduceScatterV */
     for (int i = 1; w == W_HCOMM && i < n; i++)
         even &= recvcounts[i] == recvcounts[0];
     if (w == W_HCOMM)
         w = route(C_RS, comm, total * es, -1, &cs);
-    /* blocks of different sizes: a Reduce per rank, slower than MPI's
-     * (recvcounts are the same on every rank); with a floor of its own
+    /* blocks of different sizes: to MPI (docs/MPI-DROPIN.md; recvcounts
+     * are the same on every rank); with a floor of its own
      * (HCOMM_MPI_MIN_BYTES) the collective keeps no built-in rule */
     if (w == W_HCOMM && !even && !(g.min_set & (1u << C_RS)))
         w = W_UNEVEN;

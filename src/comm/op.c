@@ -102,7 +102,7 @@ static const hc_algo_t *pick(hc_comm_t *c, hc_running_t *r, hc_sched_key_t *k)
     } else {
         algo = hc_tune_select(c->tune, a);
         hc_sched_key_set(k, a, algo->id);
-        if (a->coll != HC_COLL_ALLTOALLV)
+        if (!hc_args_v(a)) /* (the key has no arrays) */
             ent = hc_cache_get(&c->cache, &c->use_clock, k);
     }
     if (ent == NULL) { /* uncacheable, or every entry busy: a private one */

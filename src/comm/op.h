@@ -66,12 +66,13 @@ void hc_op_init(hc_op_t *op, const char *api, hc_coll_t coll, uint64_t count, Hc
 /* c's memo holds this operation (a's collective, count, type, in-place,
  * root, list; `op` and `reg` as hc_op_begin prepares them: AVG as SUM,
  * registered buffers or not) with a schedule not in use: hc_op_begin runs
- * that schedule again, and the fast lane may (src/comm/fastlane.h). */
+ * that schedule again, and the fast lane may (src/comm/fastlane.h). Never
+ * for blocks given by arrays (hc_args_v): the key does not hold them. */
 static inline int hc_comm_memo_is(const hc_comm_t *c, const hc_coll_args_t *a, uint8_t op,
                                   uint8_t reg)
 {
     const hc_sched_key_t *mk = &c->memo.key;
-    return c->memo.ent && mk->count == a->count && mk->coll == a->coll &&
+    return c->memo.ent && !hc_args_v(a) && mk->count == a->count && mk->coll == a->coll &&
            mk->dtype == a->dtype && mk->op == op && mk->in_place == a->in_place &&
            mk->root == a->root && mk->iov == a->iov && mk->reg == reg && !c->memo.ent->busy &&
            memcmp(&c->memo.ent->key, mk, sizeof(*mk)) == 0;

@@ -979,10 +979,19 @@ static int is_reducing(hc_coll_t c)
 }
 
 /* The size rules compare: one rank's count (a block for the per-rank
- * collectives); AlltoAllV 0 (ranks see different counts but must agree). */
+ * collectives); AlltoAllV 0 (ranks see different counts but must agree);
+ * ReduceScatter's V form its largest block (the same on every rank). */
 static uint64_t sel_bytes(const hc_coll_args_t *a)
 {
-    return a->coll == HC_COLL_ALLTOALLV ? 0 : a->count * a->esize;
+    if (a->coll == HC_COLL_ALLTOALLV)
+        return 0;
+    if (a->scounts == NULL)
+        return a->count * a->esize;
+    uint64_t m = 0;
+    for (uint32_t i = 0; i < a->nranks; i++)
+        if (a->scounts[i] > m)
+            m = a->scounts[i];
+    return m * a->esize;
 }
 
 static void note_fallback(hc_rule_t *r, int det, const char *why, const hc_algo_t *to,

@@ -245,7 +245,9 @@ static uint64_t bytes_of(const hc_coll_args_t *a, int recv)
     case HC_COLL_REDUCE:
         return recv && a->rank != a->root ? 0 : c;
     case HC_COLL_REDUCESCATTER:
-        return recv ? c : n * c;
+        if (recv)
+            return c;
+        return a->scounts ? hc_v_end(a->scounts, a->sdispls, a->nranks) * a->esize : n * c;
     case HC_COLL_ALLGATHER:
         return recv ? n * c : c;
     case HC_COLL_SCATTER:
@@ -254,11 +256,7 @@ static uint64_t bytes_of(const hc_coll_args_t *a, int recv)
         return n * c;
     case HC_COLL_ALLTOALLV: {
         const uint64_t *cnt = recv ? a->rcounts : a->scounts, *dsp = recv ? a->rdispls : a->sdispls;
-        uint64_t end = 0;
-        for (uint32_t q = 0; cnt && dsp && q < a->nranks; q++)
-            if (cnt[q] && dsp[q] + cnt[q] > end)
-                end = dsp[q] + cnt[q];
-        return end * a->esize;
+        return cnt && dsp ? hc_v_end(cnt, dsp, a->nranks) * a->esize : 0;
     }
     default:
         return 0;
@@ -271,7 +269,7 @@ void hc_exec_set_args(hc_exec_t *e, const hc_coll_args_t *a)
                        a->coll == HC_COLL_SCATTER;
     const int reduces = a->coll == HC_COLL_ALLREDUCE || a->coll == HC_COLL_REDUCE ||
                         a->coll == HC_COLL_REDUCESCATTER;
-    const uint64_t count = a->coll == HC_COLL_ALLTOALLV ? 0 : a->count;
+    const uint64_t count = hc_args_v(a) ? 0 : a->count; /* ranks' counts differ */
     e->args[0] = e->epoch << 32 | (rooted ? a->root : 0);
     e->args[1] = (uint64_t)a->coll << 58 | (uint64_t)(a->dtype & 0x3f) << 52 |
                  (uint64_t)(reduces ? a->op & 0xf : 0) << 48 | (count & ((1ull << 48) - 1));

@@ -366,24 +366,15 @@ static int run_chunk(void *argp, void *hs, void *hr, size_t off, size_t len)
     return hc_comm_run(a->c, &o);
 }
 
-/* AlltoAllV's extent on one side: the end of its furthest block, bytes. */
-static size_t v_extent(const uint64_t *counts, const uint64_t *displs, uint32_t n, size_t es)
-{
-    uint64_t end = 0;
-    for (uint32_t i = 0; i < n; i++)
-        if (counts[i] && displs[i] + counts[i] > end)
-            end = displs[i] + counts[i];
-    return (size_t)end * es;
-}
-
-/* AlltoAllV: irregular blocks, staged whole in one go (no pipeline). The
- * receive side is copied to the host first, so that bytes between its
- * blocks come back as they were. */
+/* AlltoAllV, ReduceScatterV: irregular blocks, staged whole in one go (no
+ * pipeline). The receive side is copied to the host first, so that bytes
+ * between its blocks come back as they were. */
 static int staged_v(hc_comm_t *c, const hc_op_t *op)
 {
     const hc_coll_args_t *a = &op->args;
-    const size_t se = v_extent(a->scounts, a->sdispls, c->nranks, a->esize);
-    const size_t re = v_extent(a->rcounts, a->rdispls, c->nranks, a->esize);
+    const size_t se = (size_t)hc_v_end(a->scounts, a->sdispls, c->nranks) * a->esize;
+    const size_t re = a->rcounts ? (size_t)hc_v_end(a->rcounts, a->rdispls, c->nranks) * a->esize
+                                 : (size_t)a->count * a->esize; /* ReduceScatterV: own block */
     stage_set_t *st = set_take(se + re, 1, op->api);
     if (st == NULL)
         return HCCL_E_MEMORY;
@@ -437,7 +428,7 @@ int hc_gpu_run(hc_comm_t *c, const hc_op_t *op, HcclStream handle, void *stream)
         if (done)
             return rc;
     }
-    if (op->args.coll == HC_COLL_ALLTOALLV)
+    if (hc_args_v(&op->args))
         return staged_v(c, op);
     hc_gpu_plan_t p;
     hc_gpu_coll_plan(c, op, &p);

@@ -181,7 +181,9 @@ static void coll_ranges(hc_task_t *t, const hc_op_t *op, uint32_t nranks)
         break;
     case HC_COLL_REDUCESCATTER:
     case HC_COLL_SCATTER:
-        hc_task_add_range(t, op->send, all, 0);
+        hc_task_add_range(t, op->send,
+                          a->scounts ? hc_v_end(a->scounts, a->sdispls, nranks) * a->esize : all,
+                          0);
         hc_task_add_range(t, op->recv, blk, 1);
         break;
     case HC_COLL_ALLGATHER:
@@ -192,18 +194,10 @@ static void coll_ranges(hc_task_t *t, const hc_op_t *op, uint32_t nranks)
         hc_task_add_range(t, op->send, all, 0);
         hc_task_add_range(t, op->recv, all, 1);
         break;
-    case HC_COLL_ALLTOALLV: {
-        uint64_t se = 0, re = 0;
-        for (uint32_t i = 0; i < nranks; i++) {
-            if (a->scounts[i] && a->sdispls[i] + a->scounts[i] > se)
-                se = a->sdispls[i] + a->scounts[i];
-            if (a->rcounts[i] && a->rdispls[i] + a->rcounts[i] > re)
-                re = a->rdispls[i] + a->rcounts[i];
-        }
-        hc_task_add_range(t, op->send, se * a->esize, 0);
-        hc_task_add_range(t, op->recv, re * a->esize, 1);
+    case HC_COLL_ALLTOALLV:
+        hc_task_add_range(t, op->send, hc_v_end(a->scounts, a->sdispls, nranks) * a->esize, 0);
+        hc_task_add_range(t, op->recv, hc_v_end(a->rcounts, a->rdispls, nranks) * a->esize, 1);
         break;
-    }
     default: /* BARRIER: orders everything around it */
         t->fence = 1;
         break;
@@ -223,9 +217,11 @@ hc_task_t *hc_task_coll(hc_comm_t *c, const hc_op_t *op, void *stream, hc_task_t
     hc_task_init(&k->t, &coll_vt, c, op->api, stream);
     k->t.owner = owner;
     k->op = *op;
-    if (op->args.coll == HC_COLL_ALLTOALLV && stream) {
+    if (hc_args_v(&op->args) && stream) {
         /* the user's arrays may be gone when the task starts */
         const uint32_t n = c->nranks;
+        const uint64_t **arr[4] = {&k->op.args.scounts, &k->op.args.sdispls,
+                                   &k->op.args.rcounts, &k->op.args.rdispls};
         k->v = malloc(4 * (size_t)n * sizeof(uint64_t));
         if (k->v == NULL) {
             HC_ERROR(HC_SUB_STREAM, "%s: out of memory", op->api);
@@ -233,14 +229,11 @@ hc_task_t *hc_task_coll(hc_comm_t *c, const hc_op_t *op, void *stream, hc_task_t
             *rc = HCCL_E_MEMORY;
             return NULL;
         }
-        memcpy(k->v, op->args.scounts, n * sizeof(uint64_t));
-        memcpy(k->v + n, op->args.sdispls, n * sizeof(uint64_t));
-        memcpy(k->v + 2 * n, op->args.rcounts, n * sizeof(uint64_t));
-        memcpy(k->v + 3 * n, op->args.rdispls, n * sizeof(uint64_t));
-        k->op.args.scounts = k->v;
-        k->op.args.sdispls = k->v + n;
-        k->op.args.rcounts = k->v + 2 * n;
-        k->op.args.rdispls = k->v + 3 * n;
+        for (int i = 0; i < 4; i++) /* (ReduceScatter's V form has no receive arrays) */
+            if (*arr[i]) {
+                memcpy(k->v + i * n, *arr[i], n * sizeof(uint64_t));
+                *arr[i] = k->v + i * n;
+            }
     }
     coll_ranges(&k->t, &k->op, c->nranks);
     k->op.stream_id = k->t.stream_id;

@@ -4,7 +4,8 @@
 # call returns; with the single-copy algorithms forced (where a count
 # mismatch used to write past a peer's buffer) and with the built-in
 # table; with HCCL_CHECK_ARGS=1 every rank must fail with HCCL_E_PARA and
-# write nothing, and the log must name the rank that disagrees.
+# write nothing, and the log must name the rank that disagrees (and, for
+# ReduceScatterV, the block sizes).
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/hc-mismatch.XXXXXX") || exit 99
@@ -34,6 +35,10 @@ HCCL_CHECK_ARGS=1 run check-args 3 -c
 if ! grep -q 'HCCL_CHECK_ARGS): ranks disagree on the count: rank 0 passes count 3, type float32, op sum, root 0; rank 2 passes count 4' "$tmp/log"; then
     echo "mismatch.sh: no log line names rank 2's count in the AllReduce/count+1/3 case"
     failed="$failed check-args(log)"
+fi
+if ! grep -q 'HCCL_CHECK_ARGS): ranks disagree on the block sizes (sendCounts)' "$tmp/log"; then
+    echo "mismatch.sh: no log line names ReduceScatterV's block sizes"
+    failed="$failed check-args(log-v)"
 fi
 if [ -n "$failed" ]; then
     echo "mismatch.sh: FAILED:$failed"

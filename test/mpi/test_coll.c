@@ -484,6 +484,61 @@ static void t_reduce(const ctx_t *cx, HcclDataType t, HcclReduceOp op, uint64_t 
     free(before);
 }
 
+/* A ReduceScatter(V) case's buffers: sendBuf (total bytes, a copy of the
+ * input), recvBuf (bytes, poisoned), where the result goes (out: recvBuf,
+ * or in place this rank's block of sendBuf at own_off) and what the
+ * written buffer held before the call. */
+typedef struct {
+    rc_buf_t sb, rb;
+    unsigned char *out, *before;
+    size_t total, bytes;
+} rs_bufs_t;
+
+static void rs_setup(rs_bufs_t *b, const case_t *c, const unsigned char *in, size_t total,
+                     size_t bytes, size_t own_off)
+{
+    const size_t es = rc_esize(c->t);
+    b->total = total;
+    b->bytes = bytes;
+    b->before = xmalloc(total);
+    xbuf(&b->sb, total, es);
+    xbuf(&b->rb, bytes, es);
+    memcpy(b->sb.p, in, total);
+    if (c->inplace) {
+        b->out = b->sb.p + own_off;
+        memcpy(b->before, in, total);
+    } else {
+        b->out = b->rb.p;
+        rc_buf_poison(&b->rb, 0x77);
+        memcpy(b->before, b->rb.p, bytes);
+    }
+}
+
+/* The call returned r: the result (mine, count elements) or, refused,
+ * nothing written; the send buffer unchanged out of place; the guards.
+ * Frees the buffers. */
+static void rs_finish(rs_bufs_t *b, const case_t *c, const char *call, HcclResult r,
+                      HcclResult exp_rc, const unsigned char *in, const unsigned char *mine,
+                      uint64_t count)
+{
+    if (check_rc(c, call, r, exp_rc)) {
+        if (exp_rc == HCCL_SUCCESS)
+            check_data(c, "recvBuf", b->out, mine, count, c->t);
+        else if (c->inplace)
+            check_bytes(c, "buffer written by a refused call", b->sb.p, b->before, b->total);
+        else
+            check_bytes(c, "recvBuf written by a refused call", b->rb.p, b->before, b->bytes);
+    }
+    if (!c->inplace) {
+        check_bytes(c, "sendBuf changed", b->sb.p, in, b->total);
+        check_guards(c, "recvBuf", &b->rb);
+    }
+    check_guards(c, "sendBuf", &b->sb);
+    rc_buf_free(&b->sb);
+    rc_buf_free(&b->rb);
+    free(b->before);
+}
+
 /* In-place ReduceScatter: recvBuf == sendBuf + rank * recvCount * esize. */
 static void t_reducescatter(const ctx_t *cx, HcclDataType t, HcclReduceOp op, uint64_t count,
                             int inplace)
@@ -493,45 +548,97 @@ static void t_reducescatter(const ctx_t *cx, HcclDataType t, HcclReduceOp op, ui
     size_t es = rc_esize(t), bytes = count * es, total = bytes * (size_t)cx->n;
     uint64_t seed = next_seed();
     HcclResult exp_rc = rc_reduce_expected(t, op);
-    unsigned char *in = xmalloc(total), *ref = xmalloc(total), *before = xmalloc(total);
+    unsigned char *in = xmalloc(total), *ref = xmalloc(total);
     rc_fill_reduce(in, count * (size_t)cx->n, t, op, cx->rank, cx->n, seed);
     if (exp_rc == HCCL_SUCCESS)
         ref_reduce(cx, in, ref, count * (size_t)cx->n, t, op, seed);
-    const unsigned char *mine = ref + (size_t)cx->rank * bytes;
-    rc_buf_t sb, rb;
-    xbuf(&sb, total, es);
-    xbuf(&rb, bytes, es);
-    memcpy(sb.p, in, total);
-    HcclResult r;
-    unsigned char *out;
-    if (inplace) {
-        out = sb.p + (size_t)cx->rank * bytes;
-        memcpy(before, in, total);
-        r = HcclReduceScatter(sb.p, out, count, t, op, cx->h, NULL);
-    } else {
-        out = rb.p;
-        rc_buf_poison(&rb, 0x77);
-        memcpy(before, rb.p, bytes);
-        r = HcclReduceScatter(sb.p, rb.p, count, t, op, cx->h, NULL);
-    }
-    if (check_rc(&c, "HcclReduceScatter", r, exp_rc)) {
-        if (exp_rc == HCCL_SUCCESS)
-            check_data(&c, "recvBuf", out, mine, count, t);
-        else if (inplace)
-            check_bytes(&c, "buffer written by a refused call", sb.p, before, total);
-        else
-            check_bytes(&c, "recvBuf written by a refused call", rb.p, before, bytes);
-    }
-    if (!inplace) {
-        check_bytes(&c, "sendBuf changed", sb.p, in, total);
-        check_guards(&c, "recvBuf", &rb);
-    }
-    check_guards(&c, "sendBuf", &sb);
-    rc_buf_free(&sb);
-    rc_buf_free(&rb);
+    rs_bufs_t b;
+    rs_setup(&b, &c, in, total, bytes, (size_t)cx->rank * bytes);
+    HcclResult r = HcclReduceScatter(b.sb.p, b.out, count, t, op, cx->h, NULL);
+    rs_finish(&b, &c, "HcclReduceScatter", r, exp_rc, in, ref + (size_t)cx->rank * bytes, count);
     free(in);
     free(ref);
-    free(before);
+}
+
+/* ReduceScatterV's block q for base count c0: c0, 0, 1, c0 + 13 (prime
+ * for the base counts used) or 2 c0 + 1 by q (and c0), so that blocks
+ * differ, some are empty, the largest is not every rank's own and, with
+ * chunked rings, shorter blocks end before the largest one's last chunk. */
+static uint64_t rsv_count(uint64_t c0, int q)
+{
+    switch ((unsigned)(q + (int)(c0 % 5)) % 5u) {
+    case 0: return c0;
+    case 1: return 0;
+    case 2: return 1;
+    case 3: return c0 + 13;
+    default: return 2 * c0 + 1;
+    }
+}
+
+static HcclStream g_stream; /* the stream of the stream cases (created once) */
+
+/* ReduceScatterV with the blocks of rsv_count (or, with `plain` > 0, every
+ * block `plain` elements but the last rank's, which has plain + 2: the
+ * call comes right after three plain ReduceScatters of `plain` elements,
+ * whose schedule a rank with `plain` elements must not reuse). The blocks
+ * lie in reverse rank order with gaps, so the displacements matter; in
+ * place, recvBuf is this rank's block of sendBuf. On a stream, the count
+ * arrays are overwritten right after the call returns, before the
+ * stream is synchronized (the operation must hold its own copy). */
+static void t_reducescatterv(const ctx_t *cx, HcclDataType t, HcclReduceOp op, uint64_t c0,
+                             int inplace, int on_stream, uint64_t plain)
+{
+    case_t c = {on_stream ? "ReduceScatterV (stream)" : plain ? "ReduceScatterV (after "
+                "ReduceScatter)" : "ReduceScatterV", cx, t, (int)op, c0, -1, inplace};
+    verbose_case(&c);
+    const int n = cx->n, me = cx->rank;
+    const size_t es = rc_esize(t);
+    uint64_t *sc = xmalloc(sizeof(uint64_t) * (size_t)n);
+    uint64_t *sd = xmalloc(sizeof(uint64_t) * (size_t)n);
+    uint64_t end = 2;
+    for (int q = n - 1; q >= 0; q--) {
+        sc[q] = plain ? plain + (q == n - 1 ? 2 : 0) : rsv_count(c0, q);
+        sd[q] = end;
+        end += sc[q] + 3;
+    }
+    const uint64_t mine_n = sc[me];
+    const size_t total = (size_t)end * es, bytes = (size_t)mine_n * es;
+    const uint64_t seed = next_seed();
+    const HcclResult exp_rc = rc_reduce_expected(t, op);
+    unsigned char *in = xmalloc(total), *ref = xmalloc(total);
+    rc_fill_reduce(in, (size_t)end, t, op, me, n, seed);
+    if (exp_rc == HCCL_SUCCESS)
+        ref_reduce(cx, in, ref, (size_t)end, t, op, seed);
+    if (plain && exp_rc == HCCL_SUCCESS) { /* the plain ones first, checked too */
+        rc_buf_t pb, po;
+        xbuf(&pb, plain * es * (size_t)n, es);
+        xbuf(&po, plain * es, es);
+        for (int i = 0; i < 3; i++) {
+            memcpy(pb.p, in, plain * es * (size_t)n); /* (exact inputs: any slice) */
+            HcclResult r = HcclReduceScatter(pb.p, po.p, plain, t, op, cx->h, NULL);
+            if (check_rc(&c, "HcclReduceScatter", r, HCCL_SUCCESS))
+                check_data(&c, "recvBuf of the plain ReduceScatter", po.p,
+                           ref + (size_t)me * plain * es, plain, t);
+        }
+        rc_buf_free(&pb);
+        rc_buf_free(&po);
+    }
+    const unsigned char *mine = ref + sd[me] * es;
+    rs_bufs_t b;
+    rs_setup(&b, &c, in, total, bytes, sd[me] * es);
+    HcclResult r = HcclReduceScatterV(b.sb.p, sc, sd, b.out, mine_n, t, op, cx->h,
+                                      on_stream ? g_stream : NULL);
+    if (on_stream) {
+        for (int q = 0; q < n; q++)
+            sc[q] = sd[q] = 0x7fffffffffffull; /* must not be read any more */
+        HcclResult s = HcclStreamSynchronize(g_stream);
+        check_rc(&c, "HcclStreamSynchronize", s, HCCL_SUCCESS);
+    }
+    rs_finish(&b, &c, "HcclReduceScatterV", r, exp_rc, in, mine, mine_n);
+    free(in);
+    free(ref);
+    free(sc);
+    free(sd);
 }
 
 /* ----------------------------------------------------- data movement */
@@ -991,6 +1098,37 @@ static void phase_end(const ctx_t *cx, const char *phase)
     }
 }
 
+/* A reducing collective's case: (type, op, count, in place). */
+typedef void (*red_case_t)(const ctx_t *cx, HcclDataType t, HcclReduceOp op, uint64_t count,
+                           int inplace);
+
+/* Every type and op, every count, in place and not; a refused pair (FP8,
+ * AVG on integers, INT128 PROD) once: the code, buffers untouched (each
+ * logs an error). */
+static void each_reduction(const ctx_t *cx, red_case_t f)
+{
+    int nc;
+    const uint64_t *cs = counts(&nc);
+    for (int ti = 0; ti < NTYPES; ti++)
+        for (int oi = 0; oi < NOPS; oi++) {
+            HcclDataType t = ALL_TYPES[ti];
+            HcclReduceOp op = ALL_OPS[oi];
+            if (rc_reduce_expected(t, op) != HCCL_SUCCESS) {
+                f(cx, t, op, 7, (ti + oi) & 1);
+                continue;
+            }
+            for (int ci = 0; ci < nc; ci++)
+                for (int ip = 0; ip < 2; ip++)
+                    f(cx, t, op, cs[ci], ip);
+        }
+}
+
+static void t_reducescatterv_plain(const ctx_t *cx, HcclDataType t, HcclReduceOp op,
+                                   uint64_t count, int inplace)
+{
+    t_reducescatterv(cx, t, op, count, inplace, 0, 0);
+}
+
 static void reducing_matrix(const ctx_t *cx)
 {
     int nc;
@@ -998,20 +1136,7 @@ static void reducing_matrix(const ctx_t *cx)
     int k = 0;
 
     phase_begin();
-    for (int ti = 0; ti < NTYPES; ti++)
-        for (int oi = 0; oi < NOPS; oi++) {
-            HcclDataType t = ALL_TYPES[ti];
-            HcclReduceOp op = ALL_OPS[oi];
-            if (rc_reduce_expected(t, op) != HCCL_SUCCESS) {
-                /* refused (FP8, AVG on integers, INT128 PROD): the code,
-                 * buffers untouched; once per pair (each logs an error) */
-                t_allreduce(cx, t, op, 7, (ti + oi) & 1);
-                continue;
-            }
-            for (int ci = 0; ci < nc; ci++)
-                for (int ip = 0; ip < 2; ip++)
-                    t_allreduce(cx, t, op, cs[ci], ip);
-        }
+    each_reduction(cx, t_allreduce);
     /* one element; 57 B (past the flag's line); 568 and 569 B (the largest
      * tiny message, coll/shm_util.h HC_SHM_TINY_MAX, and one byte more) */
     t_repeat(cx, 'A', HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, 1, 0);
@@ -1041,24 +1166,24 @@ static void reducing_matrix(const ctx_t *cx)
     phase_end(cx, "Reduce");
 
     phase_begin();
-    for (int ti = 0; ti < NTYPES; ti++)
-        for (int oi = 0; oi < NOPS; oi++) {
-            HcclDataType t = ALL_TYPES[ti];
-            HcclReduceOp op = ALL_OPS[oi];
-            if (rc_reduce_expected(t, op) != HCCL_SUCCESS) {
-                t_reducescatter(cx, t, op, 7, (ti + oi) & 1);
-                continue;
-            }
-            for (int ci = 0; ci < nc; ci++)
-                for (int ip = 0; ip < 2; ip++)
-                    t_reducescatter(cx, t, op, cs[ci], ip);
-        }
+    each_reduction(cx, t_reducescatter);
     /* the staged blocks (one at 2 ranks out of place, n otherwise) around
      * the tiny slot's 568 bytes */
     t_repeat(cx, 'r', HCCL_DATA_TYPE_FP32, HCCL_REDUCE_AVG, 1, 0);
     t_repeat(cx, 'r', HCCL_DATA_TYPE_INT8, HCCL_REDUCE_SUM, 284, 1);
     t_repeat(cx, 'r', HCCL_DATA_TYPE_INT8, HCCL_REDUCE_SUM, 569, 0);
     phase_end(cx, "ReduceScatter");
+
+    phase_begin();
+    each_reduction(cx, t_reducescatterv_plain);
+    /* on a stream; after plain ReduceScatters of this rank's count */
+    for (int ip = 0; ip < 2; ip++) {
+        t_reducescatterv(cx, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, 1031, ip, 1, 0);
+        t_reducescatterv(cx, HCCL_DATA_TYPE_INT16, HCCL_REDUCE_MAX, 61, ip, 1, 0);
+        t_reducescatterv(cx, HCCL_DATA_TYPE_INT32, HCCL_REDUCE_SUM, 0, ip, 0, 5);
+        t_reducescatterv(cx, HCCL_DATA_TYPE_FP16, HCCL_REDUCE_AVG, 0, ip, 0, 1031);
+    }
+    phase_end(cx, "ReduceScatterV");
 }
 
 static void moving_matrix(const ctx_t *cx)
@@ -1156,6 +1281,7 @@ static void big_matrix(const ctx_t *cx)
         t_allreduce(cx, bt[i], HCCL_REDUCE_SUM, BIG1, i & 1);
         t_reduce(cx, bt[i], HCCL_REDUCE_SUM, BIG1, pick_root(cx, i), i & 1);
         t_reducescatter(cx, bt[i], HCCL_REDUCE_SUM, (BIG1 / n) | 1, i & 1);
+        t_reducescatterv(cx, bt[i], HCCL_REDUCE_SUM, (BIG1 / n) | 1, i & 1, i == 3, 0);
     }
     t_allreduce(cx, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_MAX, BIG1, 0);
     t_allreduce(cx, HCCL_DATA_TYPE_INT32, HCCL_REDUCE_MIN, BIG1, 1);
@@ -1172,6 +1298,8 @@ static void big_matrix(const ctx_t *cx)
     t_allreduce(cx, HCCL_DATA_TYPE_INT32, HCCL_REDUCE_SUM, BIG2, 1);
     t_reduce(cx, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, BIG2, pick_root(cx, 2), 0);
     t_reducescatter(cx, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, (BIG2 / n) | 1, 0);
+    t_reducescatterv(cx, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, (BIG2 / n) | 1, 0, 0, 0);
+    t_reducescatterv(cx, HCCL_DATA_TYPE_INT32, HCCL_REDUCE_MAX, (BIG2 / n) | 1, 1, 0, 0);
     t_broadcast(cx, HCCL_DATA_TYPE_INT32, BIG2, pick_root(cx, 1));
     t_allgather(cx, HCCL_DATA_TYPE_FP32, (BIG2 / n) | 1, 0);
     t_scatter(cx, HCCL_DATA_TYPE_INT32, (BIG2 / n) | 1, 0, 1);
@@ -1325,6 +1453,7 @@ static void sub_matrix(const ctx_t *cx)
             t_allreduce(cx, t, op, n, ci & 1);
             t_reduce(cx, t, op, n, pick_root(cx, ci), ci & 1);
             t_reducescatter(cx, t, op, n, ci & 1);
+            t_reducescatterv(cx, t, op, n, ci & 1, ti == 1, 0);
             t_broadcast(cx, t, n, pick_root(cx, ci + 1));
             t_allgather(cx, t, n, ci & 1);
             t_scatter(cx, t, n, pick_root(cx, ci + 2), ci & 1);
@@ -1391,6 +1520,7 @@ int main(int argc, char **argv)
         }
     }
     t_queries(&w);
+    check_rc(&c0, "HcclStreamCreate", HcclStreamCreate(&g_stream), HCCL_SUCCESS);
     reducing_matrix(&w);
     moving_matrix(&w);
     if (!g_nobig)
@@ -1458,6 +1588,7 @@ int main(int argc, char **argv)
     }
     MPI_Comm_free(&half_m);
     MPI_Comm_free(&dup_m);
+    check_rc(&c0, "HcclStreamDestroy", HcclStreamDestroy(g_stream), HCCL_SUCCESS);
 
     long loc[2] = {g_checks, g_fails}, tot[2];
     MPI_Allreduce(loc, tot, 2, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);

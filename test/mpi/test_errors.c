@@ -799,6 +799,15 @@ static void hccl_calls(void)
                                            (HcclReduceOp)77, c, NULL));
     EXPECT(HCCL_E_PTR, HcclReduceScatterV(NULL, g_counts, g_displs, r, 2, HCCL_DATA_TYPE_INT32,
                                           HCCL_REDUCE_SUM, c, NULL));
+    /* recvBuf inside sendBuf's blocks, not at this rank's; in place with
+     * every block at 0, so that the others overlap this rank's */
+    EXPECT(HCCL_E_PARA, HcclReduceScatterV(s, g_counts, g_displs, (char *)s + 1, 2,
+                                           HCCL_DATA_TYPE_INT32, HCCL_REDUCE_SUM, c, NULL));
+    uint64_t *zeros = calloc((size_t)g_n, sizeof(uint64_t));
+    if (zeros && g_n > 1)
+        EXPECT(HCCL_E_PARA, HcclReduceScatterV(s, g_counts, zeros, s, 2, HCCL_DATA_TYPE_INT32,
+                                               HCCL_REDUCE_SUM, c, NULL));
+    free(zeros);
     EXPECT(HCCL_E_PTR, HcclAlltoAllVC(s, NULL, HCCL_DATA_TYPE_INT32, r, HCCL_DATA_TYPE_INT32, c,
                                       NULL));
     EXPECT(HCCL_E_PARA, HcclAlltoAllVC(s, g_counts, HCCL_DATA_TYPE_INT32, r, HCCL_DATA_TYPE_INT8,

@@ -6,7 +6,9 @@
  * passes 4x or 1/4 of the count, count + 1, a type of another size, a type
  * of the same size, another op, another root), at a tiny, a medium and a
  * large count (so the shared-staging, single-copy and message paths all
- * run), each on a fresh communicator:
+ * run), each on a fresh communicator (ReduceScatterV: block q has count + q
+ * elements, and the count kinds change the last rank's idea of block 0,
+ * its own block staying right):
  *  - no rank's memory is written outside its receive buffer: every buffer
  *    sits between guard zones four times its size, which must keep their
  *    pattern, and send buffers must not change (out of place);
@@ -36,9 +38,9 @@ enum { K_COUNT4, K_COUNT_QUARTER, K_COUNT1, K_TYPE, K_TYPE_SAME, K_OP, K_ROOT, K
 static const char *kind_name[K_LAST] = {"count*4", "count/4", "count+1", "type",
                                         "type-same-size", "op", "root"};
 enum { C_ALLREDUCE, C_BROADCAST, C_REDUCE, C_REDUCESCATTER, C_ALLGATHER, C_SCATTER,
-       C_ALLTOALL, C_LAST };
+       C_ALLTOALL, C_REDUCESCATTERV, C_LAST };
 static const char *coll_name[C_LAST] = {"AllReduce", "Broadcast",  "Reduce", "ReduceScatter",
-                                        "AllGather", "Scatter", "AlltoAll"};
+                                        "AllGather", "Scatter", "AlltoAll", "ReduceScatterV"};
 
 #define PAT_GUARD 0xA5
 #define PAT_RECV 0x5A
@@ -132,7 +134,8 @@ static int run_case(int c, int kind, uint64_t count0, const char *only, int *nca
     HcclDataType dt = HCCL_DATA_TYPE_FP32;
     HcclReduceOp op = HCCL_REDUCE_SUM;
     uint32_t root = 0;
-    const int reduces = c == C_ALLREDUCE || c == C_REDUCE || c == C_REDUCESCATTER;
+    const int reduces = c == C_ALLREDUCE || c == C_REDUCE || c == C_REDUCESCATTER ||
+                        c == C_REDUCESCATTERV;
     const int rooted = c == C_BROADCAST || c == C_REDUCE || c == C_SCATTER;
     if ((kind == K_OP && !reduces) || (kind == K_ROOT && !rooted))
         return 0;
@@ -158,6 +161,20 @@ static int run_case(int c, int kind, uint64_t count0, const char *only, int *nca
     }
     uint64_t sc, rc;
     sizes(c, count, root, &sc, &rc);
+    uint64_t *vc = NULL, *vd = NULL; /* ReduceScatterV's sendCounts, sendDispls */
+    if (c == C_REDUCESCATTERV) {
+        vc = malloc(2 * (size_t)g_n * sizeof(uint64_t));
+        if (vc == NULL)
+            MPI_Abort(MPI_COMM_WORLD, 2);
+        vd = vc + g_n;
+        sc = 0;
+        for (int q = 0; q < g_n; q++) {
+            vc[q] = (q == 0 ? count : count0) + (uint64_t)q;
+            vd[q] = sc;
+            sc += vc[q];
+        }
+        rc = vc[g_rank];
+    }
     const size_t es = dsize(dt);
     gbuf_t s, rb;
     gb_make(&s, sc * es, -1);
@@ -176,6 +193,9 @@ static int run_case(int c, int kind, uint64_t count0, const char *only, int *nca
     case C_REDUCESCATTER: r = HcclReduceScatter(sp, rp, count, dt, op, comm, NULL); break;
     case C_ALLGATHER: r = HcclAllGather(sp, rp, count, dt, comm, NULL); break;
     case C_SCATTER: r = HcclScatter(sc ? sp : NULL, rp, count, dt, root, comm, NULL); break;
+    case C_REDUCESCATTERV:
+        r = HcclReduceScatterV(sp, vc, vd, rp, rc, dt, op, comm, NULL);
+        break;
     default: r = HcclAlltoAll(sp, count, dt, rp, count, dt, comm, NULL); break;
     }
     int bad = 0;
@@ -211,6 +231,7 @@ static int run_case(int c, int kind, uint64_t count0, const char *only, int *nca
     HcclCommDestroy(comm);
     free(s.base);
     free(rb.base);
+    free(vc);
     int any = 0;
     MPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
     if (g_rank == 0 && any)

@@ -264,6 +264,7 @@ typedef struct {
     const hc_topo_view_t *topo; /* a whole view instead (then ring unused) */
     int deterministic;    /* args->deterministic */
     int shuffled;         /* random-order driver */
+    int uneven;           /* ReduceScatter: blocks of rsv_count elements (args->scounts) */
     uint32_t seed;
 } tc_t;
 
@@ -287,12 +288,12 @@ static char desc_buf[512];
 static const char *describe(const tc_t *t)
 {
     snprintf(desc_buf, sizeof(desc_buf),
-             "%s/%s n=%u count=%llu root=%u %s chunk=%llu %s%s%s%s%s", hc_coll_name(t->coll),
+             "%s/%s n=%u count=%llu root=%u %s chunk=%llu %s%s%s%s%s%s", hc_coll_name(t->coll),
              t->algo->name, t->n, (unsigned long long)t->count, t->root,
              t->in_place ? "in-place" : "out-of-place", (unsigned long long)t->chunk,
              vk_info[t->vk].name, t->ring ? " custom-ring" : "",
              t->topo ? " topology-grid" : "", t->deterministic ? " deterministic" : "",
-             t->shuffled ? " shuffled" : "");
+             t->shuffled ? " shuffled" : "", t->uneven ? " uneven" : "");
     return desc_buf;
 }
 
@@ -361,6 +362,20 @@ static uint64_t v_gap(uint32_t a, uint32_t b)
     return (a * 3u + b) % 3u;
 }
 
+/* ReduceScatter's uneven blocks: block q of every rank, in elements: 0,
+ * 1, count, 2 count + 1 or anything up to count. */
+static uint64_t rsv_count(const tc_t *t, uint32_t q)
+{
+    uint64_t h = mix64((uint64_t)q ^ ((uint64_t)t->seed << 24));
+    switch (h % 5) {
+    case 0: return 0;
+    case 1: return 1;
+    case 2: return t->count;
+    case 3: return 2 * t->count + 1;
+    default: return (h >> 8) % (t->count + 1);
+    }
+}
+
 /* Fill the buffers and the expected images of rank r. */
 static void setup_rank(const tc_t *t, uint32_t r, rank_t *k, const uint32_t *ref,
                        const uint64_t *const *sdispl_of)
@@ -420,6 +435,23 @@ static void setup_rank(const tc_t *t, uint32_t r, rank_t *k, const uint32_t *ref
         }
         break;
     case HC_COLL_REDUCESCATTER:
+        if (k->sc) { /* uneven: blocks in reverse rank order with gaps */
+            const uint64_t end = k->sd[0] + k->sc[0] + v_gap(0, 2), me = k->sc[r];
+            region_alloc(g0, end * es, r, 0);
+            for (uint64_t i = 0; i < end; i++)
+                init_elem(g0, es, i, gen(vk, sd, r, i));
+            k->bufs[HC_BUF_SEND] = rdata(g0);
+            k->bsize[HC_BUF_SEND] = end * es;
+            k->bsize[HC_BUF_RECV] = me * es;
+            if (!ip)
+                region_alloc(g1, me * es, r, 1);
+            else
+                g1 = g0;
+            k->bufs[HC_BUF_RECV] = ip ? rdata(g0) + k->sd[r] * es : rdata(g1);
+            for (uint64_t i = 0; i < me; i++)
+                expect_elem(g1, es, (ip ? k->sd[r] : 0) + i, ref[k->sd[r] + i]);
+            break;
+        }
         region_alloc(g0, n * c * es, r, 0);
         for (uint64_t i = 0; i < n * c; i++)
             init_elem(g0, es, i, gen(vk, sd, r, i));
@@ -1077,9 +1109,28 @@ static uint64_t run_case_timed(const tc_t *t)
     if (rk == NULL || ex == NULL)
         ck_abort_msg("out of memory");
 
+    /* uneven ReduceScatter: the same arrays on every rank */
+    uint64_t v_end = 0;
+    if (t->uneven) {
+        for (uint32_t r = 0; r < n; r++) {
+            rank_t *k = &rk[r];
+            k->sc = malloc(n * sizeof(uint64_t));
+            k->sd = malloc(n * sizeof(uint64_t));
+            uint64_t pos = 1;
+            for (uint32_t q = n; q-- > 0;) {
+                k->sc[q] = rsv_count(t, q);
+                k->sd[q] = pos;
+                pos += k->sc[q] + v_gap(q, 2);
+            }
+            v_end = pos;
+        }
+    }
+
     /* reference for the reducing collectives */
     if (reducing) {
-        uint64_t len = t->coll == HC_COLL_REDUCESCATTER ? (uint64_t)n * t->count : t->count;
+        uint64_t len = t->coll != HC_COLL_REDUCESCATTER ? t->count
+                       : t->uneven                      ? v_end
+                                                        : (uint64_t)n * t->count;
         ref = malloc((len + 1) * sizeof(uint32_t));
         mag = malloc((len + 1) * sizeof(double));
         for (uint64_t i = 0; i < len; i++) {
@@ -1125,7 +1176,9 @@ static uint64_t run_case_timed(const tc_t *t)
             .rank = r,
             .nranks = n,
             .root = t->root,
-            .count = t->coll == HC_COLL_BARRIER || t->coll == HC_COLL_ALLTOALLV ? 0 : t->count,
+            .count = t->coll == HC_COLL_BARRIER || t->coll == HC_COLL_ALLTOALLV ? 0
+                     : t->uneven                                               ? k->sc[r]
+                                                                               : t->count,
             .esize = es,
             .dtype = vk_info[t->vk].dt,
             .op = vk_info[t->vk].op,
@@ -1194,7 +1247,9 @@ static uint64_t run_case_timed(const tc_t *t)
     /* verify */
     double tol = 0;
     if (t->vk == VK_F32_INEXACT && reducing) {
-        uint64_t len = t->coll == HC_COLL_REDUCESCATTER ? (uint64_t)n * t->count : t->count;
+        uint64_t len = t->coll != HC_COLL_REDUCESCATTER ? t->count
+                       : t->uneven                      ? v_end
+                                                        : (uint64_t)n * t->count;
         for (uint64_t i = 0; i < len; i++)
             tol = mag[i] > tol ? mag[i] : tol;
         tol *= (double)n * 1.2e-7; /* n roundings of at most 2^-23 relative each */
@@ -1494,6 +1549,44 @@ START_TEST(test_ring_order)
                         run_case(&t);
                     }
                 }
+    }
+}
+END_TEST
+
+/* ReduceScatter RING over blocks of different sizes (args->scounts, the
+ * same on every rank; some empty, the largest not every rank's own), in
+ * place and not, chunked down to single elements (so that the shorter
+ * blocks' last chunks are empty placeholders), rank order and a reversed
+ * ring; each case also in two random progress orders, which must give the
+ * same bits. */
+START_TEST(test_reducescatter_uneven)
+{
+    static const uint32_t ns[] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 16, 17};
+    const hc_algo_t *ring_algo = hc_coll_find_algo(HC_COLL_REDUCESCATTER, "RING");
+    uint32_t ring[17];
+    uint32_t k = 5;
+    ck_assert_ptr_nonnull(ring_algo);
+    for (size_t ni = 0; ni < sizeof(ns) / sizeof(ns[0]); ni++) {
+        const uint32_t n = ns[ni];
+        for (uint32_t i = 0; i < n; i++)
+            ring[i] = n - 1 - i;
+        uint64_t cv[16];
+        const uint32_t ncv = counts_for(HC_COLL_REDUCESCATTER, n, cv);
+        for (uint32_t ci = 0; ci < ncv; ci++)
+            for (int ip = 0; ip <= 1; ip++, k++) {
+                const vk_t vk = pick_kind(HC_COLL_REDUCESCATTER, k);
+                tc_t t = {.coll = HC_COLL_REDUCESCATTER, .algo = ring_algo, .n = n,
+                          .count = cv[ci], .in_place = ip,
+                          .chunk = pick_chunk(HC_COLL_REDUCESCATTER, n, cv[ci],
+                                              vk_info[vk].es, k / 2),
+                          .vk = vk, .ring = k % 3 == 0 ? ring : NULL, .uneven = 1, .seed = k};
+                const uint64_t h1 = run_case(&t);
+                t.shuffled = 1;
+                const uint64_t h2 = run_case(&t);
+                t.shuffled = 2;
+                if (h1 != h2 || h1 != run_case(&t))
+                    ck_abort_msg("%s: results depend on the progress order", describe(&t));
+            }
     }
 }
 END_TEST
@@ -2242,6 +2335,7 @@ static Suite *sched_suite(void)
     tcase_add_loop_test(tc, test_small, 0, HC_COLL_LAST);
     tcase_add_loop_test(tc, test_large, 0, HC_COLL_LAST);
     tcase_add_test(tc, test_ring_order);
+    tcase_add_test(tc, test_reducescatter_uneven);
     tcase_add_loop_test(tc, test_shuffled, 0, HC_COLL_LAST);
     tcase_add_test(tc, test_topo_grid);
     tcase_add_loop_test(tc, test_registered, 0, 2);

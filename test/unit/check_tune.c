@@ -359,15 +359,21 @@ static int count_lines(const char *path, const char *s)
     return n;
 }
 
+/* Warnings and worse go to a new file named after log ("..XXXXXX"). */
+static void log_to_tmp(char *log)
+{
+    int fd = mkstemp(log);
+    ck_assert_int_ge(fd, 0);
+    close(fd);
+    hc_log_configure(HC_LOG_WARN, HC_SUB_ALL, log);
+}
+
 START_TEST(test_forced_fallback)
 {
     /* TORUS2D on 3 ranks: cannot run; the default decides, with one WARN
      * line that says why */
     char log[] = "/tmp/check_tune_log_XXXXXX";
-    int fd = mkstemp(log);
-    ck_assert_int_ge(fd, 0);
-    close(fd);
-    hc_log_configure(HC_LOG_WARN, HC_SUB_ALL, log);
+    log_to_tmp(log);
     snprintf(cfg.allreduce_algo, sizeof(cfg.allreduce_algo), "2D-TORUS");
     hc_tune_t *t = make(3, NULL);
     ck_assert_str_eq(pick(t, HC_COLL_ALLREDUCE, 3, 16, 4, NULL, NULL), "RD");
@@ -411,6 +417,48 @@ START_TEST(test_forced_fallback)
             field[0] = '\0';
         }
     }
+}
+END_TEST
+
+/* ReduceScatter with blocks of different sizes (args->scounts) runs on RING
+ * whatever the table, the size or the forced algorithm; a forced one that
+ * cannot says so once. */
+START_TEST(test_uneven_blocks)
+{
+    char log[] = "/tmp/check_tune_log_XXXXXX";
+    log_to_tmp(log);
+    static const uint64_t counts[] = {0, 1, 5, 3, 1 << 20, 7, 0, 2, 9};
+    int na, warned = 0;
+    const hc_algo_t *al = hc_coll_algos(HC_COLL_REDUCESCATTER, &na);
+    for (int i = -1; i < na; i++) {
+        snprintf(cfg.reducescatter_algo, sizeof(cfg.reducescatter_algo), "%s",
+                 i < 0 ? "" : al[i].name);
+        for (uint32_t n = 1; n <= 9; n++) {
+            hc_tune_t *t = make(n, NULL);
+            for (int reg = 0; reg < 2; reg++) {
+                hc_coll_args_t a = {.coll = HC_COLL_REDUCESCATTER, .rank = 0, .nranks = n,
+                                    .count = counts[0], .esize = 4,
+                                    .dtype = HCCL_DATA_TYPE_FP32, .op = HCCL_REDUCE_SUM,
+                                    .shm_bytes = 1 << 20, .cma = 1, .registered = reg,
+                                    .scounts = counts, .sdispls = counts, .topo = &flat};
+                const hc_algo_t *got = hc_tune_select(t, &a);
+                ck_assert_str_eq(got->name, "RING");
+                a.scounts = NULL; /* equal blocks: the forced one, where it can run */
+                got = hc_tune_select(t, &a);
+                if (i >= 0 && (al[i].usable == NULL || al[i].usable(&a) == NULL))
+                    ck_assert_ptr_eq(got, &al[i]);
+            }
+            hc_tune_destroy(t);
+        }
+        if (i >= 0 && strcmp(al[i].name, "RING") != 0)
+            warned++;
+    }
+    cfg.reducescatter_algo[0] = '\0';
+    hc_log_configure(HC_LOG_NONE, HC_SUB_ALL, "");
+    /* one line per forced algorithm and communicator (9 sizes each) */
+    ck_assert_int_eq(count_lines(log, "cannot run here (needs equal blocks (ReduceScatter, not "
+                                      "ReduceScatterV)); using RING"), warned * 9);
+    unlink(log);
 }
 END_TEST
 
@@ -584,6 +632,7 @@ static Suite *tune_suite(void)
     tcase_add_test(tc, test_hccl_algo_syntax);
     tcase_add_test(tc, test_hccl_algo_mapping);
     tcase_add_test(tc, test_forced_fallback);
+    tcase_add_test(tc, test_uneven_blocks);
     tcase_add_test(tc, test_tune_file);
     tcase_add_test(tc, test_chunks);
     tcase_add_test(tc, test_deterministic_routing);
