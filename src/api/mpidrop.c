@@ -68,6 +68,9 @@ static const char *const why_name[W_N] = {
     "built-in MPI size", "intercommunicator", "datatype", "op", "no hcomm communicator",
     "arguments for MPI to check", "blocks of different sizes"
 };
+/* A key of the rows below only: MPI_Reduce_scatter whose blocks differ in
+ * size (HcclReduceScatterV), whose small sizes go to MPI (W_UNEVEN). */
+#define C_RS_UNEVEN C_N
 
 /* Built-in sizes that go to MPI: a call of collective c whose message
  * (bytes, as defined per collective in docs/MPI-DROPIN.md) is in [lo, hi),
@@ -100,6 +103,8 @@ static const struct {
     {C_ALLTOALL, ONE_HOST, 3, INT_MAX, 0, 4 * KiB},
     {C_ALLTOALL, ONE_HOST, 3, INT_MAX, 512 * KiB, UINT64_MAX},
     {C_RS, ONE_HOST, 3, INT_MAX, 0, 1 * KiB},
+    {C_RS_UNEVEN, ONE_HOST, 2, 2, 0, 4 * KiB},
+    {C_RS_UNEVEN, ONE_HOST, 3, INT_MAX, 0, 8 * KiB},
     {C_BARRIER, ONE_HOST, 2, INT_MAX, 0, UINT64_MAX},
     /* 2 hosts: Open MPI's eager root moves on while its message is on the
      * link, hcomm's rendezvous waits for the receiver */
@@ -1213,10 +1218,11 @@ int MPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[
         even &= recvcounts[i] == recvcounts[0];
     if (w == W_HCOMM)
         w = route(C_RS, comm, total * es, -1, &cs);
-    /* blocks of different sizes: to MPI (docs/MPI-DROPIN.md; recvcounts
-     * are the same on every rank); with a floor of its own
+    /* small blocks of different sizes: to MPI by rows of their own
+     * (recvcounts are the same on every rank); with a floor of its own
      * (HCOMM_MPI_MIN_BYTES) the collective keeps no built-in rule */
-    if (w == W_HCOMM && !even && !(g.min_set & (1u << C_RS)))
+    if (w == W_HCOMM && !even && !(g.min_set & (1u << C_RS)) &&
+        builtin_to_mpi(C_RS_UNEVEN, comm, total * es))
         w = W_UNEVEN;
     if (falls(C_RS, w))
         return PMPI_Reduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm);
