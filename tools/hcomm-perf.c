@@ -56,10 +56,14 @@ extern char **environ;
 
 typedef enum {
     C_ALLREDUCE, C_BROADCAST, C_REDUCE, C_ALLGATHER, C_REDUCESCATTER, C_ALLTOALL,
-    C_SENDRECV, C_ALLREDUCE_MULTI, C_N
+    C_SENDRECV, C_ALLREDUCE_MULTI, C_REDUCESCATTERV, C_N
 } coll_t;
 
 typedef enum { BW_ALLREDUCE, BW_NM1_N, BW_ONE } bw_t;
+
+/* how the count splits into per-rank blocks: none; N equal blocks; block i
+ * of (i+1)k elements (k = count / (N(N+1)/2)), contiguous in rank order */
+typedef enum { BLK_NONE, BLK_EQUAL, BLK_GROWING } blocks_t;
 
 static const struct {
     const char *name;
@@ -67,22 +71,25 @@ static const struct {
     const char *mpi_call;    /* what -M runs */
     int reducing;            /* takes -o */
     int rooted;              /* takes -r */
-    int per_rank_blocks;     /* count is a multiple of nranks */
+    blocks_t blocks;         /* per-rank blocks of the count */
     int in_place_ok;         /* -i 1 has a meaning */
     bw_t bw;
 } colls[C_N] = {
-    [C_ALLREDUCE] = {"allreduce", "HCCL_ALLREDUCE_ALGO", "MPI_Allreduce", 1, 0, 0, 1,
+    [C_ALLREDUCE] = {"allreduce", "HCCL_ALLREDUCE_ALGO", "MPI_Allreduce", 1, 0, BLK_NONE, 1,
                      BW_ALLREDUCE},
-    [C_BROADCAST] = {"broadcast", "HCCL_BCAST_ALGO", "MPI_Bcast", 0, 1, 0, 0, BW_ONE},
-    [C_REDUCE] = {"reduce", "HCCL_REDUCE_ALGO", "MPI_Reduce", 1, 1, 0, 1, BW_ONE},
-    [C_ALLGATHER] = {"allgather", "HCCL_ALLGATHER_ALGO", "MPI_Allgather", 0, 0, 1, 1,
+    [C_BROADCAST] = {"broadcast", "HCCL_BCAST_ALGO", "MPI_Bcast", 0, 1, BLK_NONE, 0, BW_ONE},
+    [C_REDUCE] = {"reduce", "HCCL_REDUCE_ALGO", "MPI_Reduce", 1, 1, BLK_NONE, 1, BW_ONE},
+    [C_ALLGATHER] = {"allgather", "HCCL_ALLGATHER_ALGO", "MPI_Allgather", 0, 0, BLK_EQUAL, 1,
                      BW_NM1_N},
     [C_REDUCESCATTER] = {"reducescatter", "HCCL_REDUCESCATTER_ALGO",
-                         "MPI_Reduce_scatter_block", 1, 0, 1, 1, BW_NM1_N},
-    [C_ALLTOALL] = {"alltoall", "HCCL_ALLTOALL_ALGO", "MPI_Alltoall", 0, 0, 1, 0, BW_NM1_N},
-    [C_SENDRECV] = {"sendrecv", NULL, "MPI_Sendrecv (ring)", 0, 0, 0, 0, BW_ONE},
+                         "MPI_Reduce_scatter_block", 1, 0, BLK_EQUAL, 1, BW_NM1_N},
+    [C_ALLTOALL] = {"alltoall", "HCCL_ALLTOALL_ALGO", "MPI_Alltoall", 0, 0, BLK_EQUAL, 0,
+                    BW_NM1_N},
+    [C_SENDRECV] = {"sendrecv", NULL, "MPI_Sendrecv (ring)", 0, 0, BLK_NONE, 0, BW_ONE},
     [C_ALLREDUCE_MULTI] = {"allreduce_multi", "HCCL_ALLREDUCE_ALGO",
-                           "MPI_Allreduce per tensor", 1, 0, 0, 1, BW_ALLREDUCE},
+                           "MPI_Allreduce per tensor", 1, 0, BLK_NONE, 1, BW_ALLREDUCE},
+    [C_REDUCESCATTERV] = {"reducescatterv", "HCCL_REDUCESCATTER_ALGO", "MPI_Reduce_scatter", 1,
+                          0, BLK_GROWING, 1, BW_NM1_N},
 };
 
 typedef enum { K_INT, K_UINT, K_F16, K_BF16, K_F32, K_F64, K_I128, K_FP8 } kind_t;
@@ -176,7 +183,11 @@ typedef struct {
     void *sreg, *rreg;       /* -A: their registration handles */
     /* the current size */
     uint64_t count;          /* total elements (nccl-tests' count) */
-    uint64_t blk;            /* per-rank block in elements (allgather, ...) */
+    uint64_t blk;            /* per-rank block in elements (allgather, ...); k of
+                              * reducescatterv */
+    uint64_t *vcnt, *vdispl; /* [n]: reducescatterv's blocks, elements */
+    int *vcnt_mpi;           /* [n]: the same counts for MPI_Reduce_scatter */
+    uint64_t mine_off, mine_cnt; /* this rank's block of a reduce-scatter, elements */
     uint64_t mcount[MULTI_N], moff[MULTI_N];   /* allreduce_multi, moff in bytes */
     uint64_t mend;           /* bytes of rbuf covered by allreduce_multi */
     int sum_k, sum_lo;       /* check value ranges */
@@ -520,10 +531,32 @@ static long long check_pat(const ctx_t *c, int rank, const unsigned char *b, uin
 
 /* ------------------------------------------------------ per-size layout */
 
+/* The count is a whole number of these (a block, or reducescatterv's k). */
+static uint64_t count_unit(const ctx_t *c)
+{
+    uint64_t n = (uint64_t)c->n;
+    switch (colls[c->coll].blocks) {
+    case BLK_EQUAL: return n;
+    case BLK_GROWING: return n * (n + 1) / 2;
+    default: return 1;
+    }
+}
+
 static void set_size(ctx_t *c, uint64_t count)
 {
     c->count = count;
-    c->blk = colls[c->coll].per_rank_blocks ? count / c->n : count;
+    c->blk = count / count_unit(c);
+    c->mine_off = (uint64_t)c->rank * c->blk;
+    c->mine_cnt = c->blk;
+    if (c->coll == C_REDUCESCATTERV) {
+        for (int i = 0; i < c->n; i++) {
+            c->vcnt[i] = (uint64_t)(i + 1) * c->blk;
+            c->vdispl[i] = (uint64_t)i * (uint64_t)(i + 1) / 2 * c->blk;
+            c->vcnt_mpi[i] = (int)c->vcnt[i];
+        }
+        c->mine_off = c->vdispl[c->rank];
+        c->mine_cnt = c->vcnt[c->rank];
+    }
     if (c->coll == C_ALLREDUCE_MULTI) {
         size_t es = c->t->size;
         uint64_t left = count, off = 0;
@@ -564,10 +597,11 @@ static void prepare(ctx_t *c, int side)
             memset(c->rbuf, POISON, bytes);
         break;
     case C_REDUCESCATTER:
+    case C_REDUCESCATTERV:
         if (c->in_place)
             fill_red(c, c->rbuf, 0, c->count);
         else
-            memset(c->rbuf, POISON, bb);
+            memset(c->rbuf, POISON, c->mine_cnt * es);
         break;
     case C_ALLGATHER:
         memset(c->rbuf, POISON, bytes);
@@ -612,11 +646,12 @@ static long long verify(const ctx_t *c, int side)
         return check_pat(c, c->root, c->rbuf, 0, bytes);
     case C_REDUCE:
         return c->rank == c->root ? check_red(c, op, c->rbuf, 0, c->count) : 0;
-    case C_REDUCESCATTER: {
+    case C_REDUCESCATTER:
+    case C_REDUCESCATTERV: {
         /* hcomm in place: my block of the big buffer; MPI in place: offset 0 */
         const unsigned char *out =
-            c->in_place && side == SIDE_HC ? c->rbuf + c->rank * bb : c->rbuf;
-        return check_red(c, op, out, (uint64_t)c->rank * c->blk, c->blk);
+            c->in_place && side == SIDE_HC ? c->rbuf + c->mine_off * es : c->rbuf;
+        return check_red(c, op, out, c->mine_off, c->mine_cnt);
     }
     case C_ALLGATHER:
         for (int s = 0; s < c->n; s++)
@@ -664,6 +699,11 @@ static void run_hc(ctx_t *c)
     case C_REDUCESCATTER:
         HC(HcclReduceScatter(s, c->in_place ? c->rbuf + c->rank * c->blk * es : c->rbuf, c->blk,
                              dt, c->op, c->comm, NULL));
+        break;
+    case C_REDUCESCATTERV:
+        HC(HcclReduceScatterV(s, c->vcnt, c->vdispl,
+                              c->in_place ? c->rbuf + c->mine_off * es : c->rbuf, c->mine_cnt,
+                              dt, c->op, c->comm, NULL));
         break;
     case C_ALLGATHER:
         HC(HcclAllGather(c->in_place ? c->rbuf + c->rank * c->blk * es : c->sbuf, c->rbuf,
@@ -721,6 +761,9 @@ static void run_mpi(ctx_t *c)
             MPI_Reduce_scatter_block(MPI_IN_PLACE, c->rbuf, blk, mt, c->mop, w);
         else
             MPI_Reduce_scatter_block(c->sbuf, c->rbuf, blk, mt, c->mop, w);
+        break;
+    case C_REDUCESCATTERV: /* reducing: mt is the type, counts are elements */
+        MPI_Reduce_scatter(s, c->rbuf, c->vcnt_mpi, mt, c->mop, w);
         break;
     case C_ALLGATHER:
         if (c->in_place)
@@ -925,7 +968,8 @@ static void size_str(char *buf, size_t len, uint64_t b)
         snprintf(buf, len, "%llu", (unsigned long long)b);
 }
 
-static void usage(FILE *f)
+/* The help's first half: the options. */
+static void usage_options(FILE *f)
 {
     fprintf(f,
 "usage: mpirun -np N hcomm-perf [options]\n"
@@ -950,11 +994,11 @@ static void usage(FILE *f)
 "  -o OP     sum prod max min avg (reducing collectives)         [sum]\n"
 "  -r ROOT   root of broadcast and reduce                        [0]\n"
 "  -C COLL   allreduce broadcast reduce allgather reducescatter alltoall\n"
-"            sendrecv allreduce_multi                            [allreduce]\n"
+"            sendrecv allreduce_multi reducescatterv             [allreduce]\n"
 "  -a ALGO   algorithm: sets HCCL_<COLL>_ALGO (e.g. RING, RD) before\n"
 "            HcclCommInitMpi                                     [auto]\n"
 "  -i 0|1    in-place variant (allreduce, reduce, allgather,\n"
-"            reducescatter, allreduce_multi)                     [0]\n"
+"            reducescatter, allreduce_multi, reducescatterv)     [0]\n"
 "  -M        also run MPI's equivalent in the same process, alternating\n"
 "            with hcomm on the same buffers, and print its time, busbw\n"
 "            and the ratio mpi_time / hcomm_time (> 1: hcomm is faster)\n"
@@ -976,20 +1020,31 @@ static void usage(FILE *f)
 "            the wait for the others in the next call's time]\n"
 "  -J FILE   also write the results as JSON to FILE\n"
 "  -h        this help\n"
-"\n"
+"\n");
+}
+
+/* -h: the options, then what the sizes, times and columns mean. */
+static void usage(FILE *f)
+{
+    usage_options(f);
+    fprintf(f,
 "Sizes follow nccl-tests: `size` is the bytes of the operation's buffer on\n"
 "each rank - allreduce, reduce, broadcast: the buffer; allgather: the\n"
 "receive buffer (each rank sends size/N); reducescatter: the send buffer\n"
 "(each rank receives size/N); alltoall: the whole send buffer (size/N per\n"
 "peer); sendrecv: the bytes each rank sends to rank+1 and receives from\n"
 "rank-1; allreduce_multi: the sum of 8 tensors of 13,2,8,1,21,3,5,11/64 of\n"
-"the size (HcclAllReduceMulti; MPI: one MPI_Allreduce per tensor). Sizes are\n"
-"rounded down to whole elements (and whole blocks of N), at least one.\n"
+"the size (HcclAllReduceMulti; MPI: one MPI_Allreduce per tensor);\n"
+"reducescatterv: the send buffer, in N blocks of different sizes, block i of\n"
+"(i+1)k elements (k = the size in elements / (N(N+1)/2)), contiguous in rank\n"
+"order, rank i receiving block i (HcclReduceScatterV; MPI: MPI_Reduce_scatter\n"
+"with the same recvcounts). Sizes are rounded down to whole elements (and\n"
+"whole blocks of N, or whole k), at least one.\n"
 "\n"
 "time: median over the iterations of the slowest rank's time per call, us\n"
 "(an untimed barrier precedes every call, -S). algbw = size / time;\n"
 "busbw = algbw * 2(N-1)/N (allreduce), (N-1)/N (allgather, reducescatter,\n"
-"alltoall), 1 (broadcast, reduce, sendrecv); GB/s = 1e9 B/s.\n"
+"reducescatterv, alltoall), 1 (broadcast, reduce, sendrecv); GB/s = 1e9 B/s.\n"
 "#wrong: wrong elements summed over the ranks, in the checked calls (the\n"
 "first warm-up and the last timed iteration); -1 without -c. MPI has no\n"
 "avg: with -o avg, MPI runs sum. Reductions on half, bfloat16, int128 have\n"
@@ -1237,6 +1292,9 @@ static void print_header(const ctx_t *c, int argc, char **argv)
                (double)c->thp_bytes / 1048576.0, 2.0 * (double)c->buf_bytes / 1048576.0);
     if (c->coll == C_ALLREDUCE_MULTI)
         printf("# allreduce_multi: 8 tensors, 13,2,8,1,21,3,5,11/64 of the size, 256 B gaps\n");
+    if (c->coll == C_REDUCESCATTERV)
+        printf("# reducescatterv: block i of (i+1)k elements, k = count / (N(N+1)/2), "
+               "contiguous in rank order; rank i receives block i\n");
     printf("# MPI: %s\n", c->mpilib);
     if (c->line_ns > 0)
         printf("# core-to-core latency: %.0f ns one way (cache-line ping-pong of local ranks 0 "
@@ -1429,16 +1487,16 @@ static void probe_machine(ctx_t *c)
 }
 
 /* The elements of a size in bytes: whole per-rank blocks where the
- * collective has them, at least one (block). */
+ * collective has them (whole k of reducescatterv), at least one (block). */
 static uint64_t count_of(const ctx_t *c, uint64_t size)
 {
-    uint64_t unit = colls[c->coll].per_rank_blocks ? (uint64_t)c->n : 1;
+    uint64_t unit = count_unit(c);
     uint64_t count = size / c->t->size / unit * unit;
     return count < unit ? unit : count;
 }
 
-/* Buffers: once, at the largest size, pre-faulted; and the per-iteration
- * times. */
+/* Buffers: once, at the largest size, pre-faulted; the per-iteration
+ * times; reducescatterv's block arrays. */
 static void alloc_buffers(ctx_t *c)
 {
     c->buf_bytes = count_of(c, c->maxb) * c->t->size;
@@ -1477,6 +1535,13 @@ static void alloc_buffers(ctx_t *c)
     int max_iters = c->iters > 1 ? c->iters : 1;
     c->times[0] = calloc((size_t)max_iters, sizeof(double));
     c->times[1] = calloc((size_t)max_iters, sizeof(double));
+    c->vcnt = calloc((size_t)c->n, sizeof(uint64_t));
+    c->vdispl = calloc((size_t)c->n, sizeof(uint64_t));
+    c->vcnt_mpi = calloc((size_t)c->n, sizeof(int));
+    if (c->vcnt == NULL || c->vdispl == NULL || c->vcnt_mpi == NULL) {
+        fprintf(stderr, "hcomm-perf: out of memory\n");
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
 }
 
 /* Connections and first-call costs, before anything is timed or sized. */
@@ -1571,6 +1636,9 @@ static void tear_down(ctx_t *c, row_t *rows)
     free(c->times[1]);
     free(c->step_ns);
     free(c->step_cpu);
+    free(c->vcnt);
+    free(c->vdispl);
+    free(c->vcnt_mpi);
     if (c->reg) {
         HC(HcclMemFree(c->sbuf));
         HC(HcclMemFree(c->rbuf));

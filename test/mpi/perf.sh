@@ -7,6 +7,11 @@
 #     outnumber the cores; the vCPU speed of both ranks (header and JSON);
 #     the barrier before each call: MPI_Barrier by default on one node,
 #     HcclBarrier with -S hcomm (header and JSON "sync"); a bad -S fails;
+#   - hcomm-perf -C reducescatterv -M (blocks of (i+1)k elements) on 2 and
+#     3 ranks, out of place and in place: exit 0, "#wrong" 0 on every row,
+#     MPI_Reduce_scatter beside it with a time on every row and no warning
+#     that its result is wrong, the 64 B size as 15 (2 ranks) or 12 (3
+#     ranks) elements: whole k of N(N+1)/2;
 #   - hcomm-perf -A (registered buffers) on 2 ranks, AllReduce and AlltoAll:
 #     exit 0, "#wrong" 0, the header and the JSON say so;
 #   - hcomm-perf -H (buffers advised MADV_HUGEPAGE) on 2 ranks: exit 0,
@@ -124,6 +129,30 @@ if sh "$here/mpirun.sh" 2 "$perf" -S nosuch >"$tmp/bad.txt" 2>&1; then
     fail "hcomm-perf -S nosuch exited with 0"
 fi
 grep -q -- 'bad -S nosuch' "$tmp/bad.txt" || fail "hcomm-perf -S nosuch: no message naming the option"
+
+for np in 2 3; do
+    # 64 B = 16 floats: k = 16 / (N(N+1)/2) rounded down, count N(N+1)/2 k
+    want=$([ $np = 2 ] && echo 15 || echo 12)
+    for ip in 0 1; do
+        echo "=== hcomm-perf -C reducescatterv -M -i $ip on $np ranks"
+        f=$tmp/rsv$np-$ip.txt
+        sh "$here/mpirun.sh" $np "$perf" -C reducescatterv -i $ip -b 64 -e 64K -f 32 -n 3 -w 1 \
+            -T 0.2 -M >"$f" 2>&1
+        rc=$?
+        cat "$f"
+        [ $rc -eq 0 ] || fail "reducescatterv -i $ip on $np ranks exited with $rc"
+        rows_ok "$f" ||
+            fail "reducescatterv -i $ip on $np ranks: a row with #wrong != 0, or no rows"
+        grep -q '^# -M: MPI_Reduce_scatter;' "$f" ||
+            fail "reducescatterv -i $ip on $np ranks: MPI_Reduce_scatter not run"
+        awk '!/^#/ && $1 ~ /^[0-9]+$/ { n++; if ($10 !~ /^[0-9.]+$/) bad++ }
+             END { exit !(n == 3 && bad == 0) }' "$f" ||
+            fail "reducescatterv -i $ip on $np ranks: not 3 rows with an MPI time"
+        grep -q 'WARNING' "$f" && fail "reducescatterv -i $ip on $np ranks: MPI's result wrong too"
+        awk -v w="$want" '!/^#/ && $1 == w * 4 && $2 == w { ok = 1 } END { exit !ok }' "$f" ||
+            fail "reducescatterv on $np ranks: 64 B not $want elements"
+    done
+done
 
 for c in allreduce alltoall; do
     echo "=== hcomm-perf -C $c -A -M on 2 ranks"
